@@ -1,0 +1,258 @@
+# shellcheck shell=bash
+# Shared helpers for scripts/test and scripts/sarif-validate. Source it; do not run it.
+#
+# Everything installed here goes under $GPULINT_CACHE (default ~/.cache/gpulint),
+# outside the clone, and is reinstalled whenever it is missing or broken:
+#   $GPULINT_CACHE/npm    Microsoft SARIF Multitool (npm @microsoft/sarif-multitool-linux)
+#   $GPULINT_CACHE/venv   only if the machine's python3 lacks `jsonschema`
+#
+# After gpulint_ensure_sarif_tools these are exported:
+#   GPULINT_SARIF_MULTITOOL          absolute path of the Sarif.Multitool executable
+#   GPULINT_SARIF_MULTITOOL_CONFIG   absolute path of scripts/sarif-multitool.xml
+#   GPULINT_SARIF_SCHEMA             absolute path of the SARIF 2.1.0 JSON schema shipped in the package
+#   GPULINT_PYTHON                   a python3 that can `import jsonschema`
+#   DOTNET_SYSTEM_GLOBALIZATION_INVARIANT=1  (the multitool aborts without libicu otherwise)
+
+GPULINT_SARIF_MULTITOOL_PKG="@microsoft/sarif-multitool-linux"
+GPULINT_SARIF_MULTITOOL_VERSION="5.7.0"
+GPULINT_JSONSCHEMA_VERSION="4.26.0"
+
+GPULINT_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+gpulint_log() { printf '==> [gpulint] %s\n' "$*"; }
+gpulint_err() { printf '==> [gpulint] ERROR: %s\n' "$*" >&2; }
+
+# The .NET runtime inside the multitool needs libicu unless invariant globalization is on.
+# Debian images usually have libicu72, but a fresh/minimal one may not: always set it.
+export DOTNET_SYSTEM_GLOBALIZATION_INVARIANT=1
+# No telemetry/diagnostic IPC sockets from the .NET runtime.
+export DOTNET_CLI_TELEMETRY_OPTOUT=1
+export DOTNET_EnableDiagnostics=0
+
+gpulint_cache_dir() {
+    if [[ -z "${GPULINT_CACHE:-}" ]]; then
+        : "${HOME:=$(getent passwd "$(id -u)" | cut -d: -f6)}"
+        GPULINT_CACHE="$HOME/.cache/gpulint"
+    fi
+    mkdir -p "$GPULINT_CACHE"
+    GPULINT_CACHE="$(cd "$GPULINT_CACHE" && pwd)"
+    export GPULINT_CACHE
+}
+
+# Run "$@" while holding an exclusive lock on $GPULINT_CACHE/$1.lock (parallel runs share the cache).
+gpulint_with_lock() {
+    local name="$1"; shift
+    if command -v flock >/dev/null 2>&1; then
+        (
+            flock -w 900 9 || { gpulint_err "timed out waiting for $GPULINT_CACHE/$name.lock"; exit 1; }
+            "$@"
+        ) 9>"$GPULINT_CACHE/$name.lock"
+    else
+        "$@"
+    fi
+}
+
+_gpulint_multitool_path() {
+    printf '%s/npm/node_modules/%s/Sarif.Multitool' "$GPULINT_CACHE" "$GPULINT_SARIF_MULTITOOL_PKG"
+}
+
+# True when the pinned multitool is installed and actually runs.
+_gpulint_multitool_ok() {
+    local exe out
+    exe="$(_gpulint_multitool_path)"
+    [[ -f "$exe" ]] || return 1
+    [[ -x "$exe" ]] || chmod 0755 "$exe" 2>/dev/null || return 1
+    # `--version` prints e.g. "SARIF Multitool 5.7.0+e506911c..." (no trailing newline).
+    out="$("$exe" --version 2>&1 </dev/null)" || return 1
+    [[ "$out" == *"SARIF Multitool ${GPULINT_SARIF_MULTITOOL_VERSION}+"* || "$out" == *"SARIF Multitool ${GPULINT_SARIF_MULTITOOL_VERSION}" ]]
+}
+
+_gpulint_install_multitool() {
+    _gpulint_multitool_ok && return 0
+    local prefix="$GPULINT_CACHE/npm" start end
+    gpulint_log "installing ${GPULINT_SARIF_MULTITOOL_PKG}@${GPULINT_SARIF_MULTITOOL_VERSION} into $prefix"
+    command -v npm >/dev/null 2>&1 || { gpulint_err "npm not found on PATH"; return 1; }
+    rm -rf "$prefix"
+    mkdir -p "$prefix"
+    # A package.json of its own keeps npm from looking for one further up.
+    printf '{\n  "name": "gpulint-test-tools",\n  "private": true\n}\n' >"$prefix/package.json"
+    start=$SECONDS
+    # --ignore-scripts: the package's only script is `chmod u+x Sarif.Multitool`
+    # (npm 11 warns about unapproved install scripts); we chmod ourselves below.
+    npm install --prefix "$prefix" --no-audit --no-fund --ignore-scripts --save-exact \
+        --loglevel=error "${GPULINT_SARIF_MULTITOOL_PKG}@${GPULINT_SARIF_MULTITOOL_VERSION}" </dev/null
+    end=$SECONDS
+    chmod 0755 "$(_gpulint_multitool_path)"
+    if ! _gpulint_multitool_ok; then
+        gpulint_err "installed multitool does not run: $(_gpulint_multitool_path)"
+        "$(_gpulint_multitool_path)" --version </dev/null || true
+        return 1
+    fi
+    gpulint_log "multitool installed in $((end - start))s"
+}
+
+_gpulint_python_has_jsonschema() {
+    "$1" -c 'import jsonschema, jsonschema.validators' >/dev/null 2>&1
+}
+
+_gpulint_install_jsonschema() {
+    local venv="$GPULINT_CACHE/venv"
+    if [[ -x "$venv/bin/python" ]] && _gpulint_python_has_jsonschema "$venv/bin/python"; then
+        return 0
+    fi
+    gpulint_log "installing jsonschema==${GPULINT_JSONSCHEMA_VERSION} into $venv"
+    rm -rf "$venv"
+    python3 -m venv "$venv"
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input \
+        "jsonschema==${GPULINT_JSONSCHEMA_VERSION}" </dev/null
+    _gpulint_python_has_jsonschema "$venv/bin/python"
+}
+
+gpulint_ensure_jsonschema() {
+    gpulint_cache_dir
+    if [[ -n "${GPULINT_PYTHON:-}" ]] && _gpulint_python_has_jsonschema "$GPULINT_PYTHON"; then
+        export GPULINT_PYTHON
+        return 0
+    fi
+    if command -v python3 >/dev/null 2>&1 && _gpulint_python_has_jsonschema python3; then
+        GPULINT_PYTHON="$(command -v python3)"
+    else
+        gpulint_with_lock venv _gpulint_install_jsonschema || return 1
+        GPULINT_PYTHON="$GPULINT_CACHE/venv/bin/python"
+    fi
+    export GPULINT_PYTHON
+}
+
+gpulint_ensure_multitool() {
+    gpulint_cache_dir
+    if ! _gpulint_multitool_ok; then
+        gpulint_with_lock npm _gpulint_install_multitool || return 1
+    fi
+    GPULINT_SARIF_MULTITOOL="$(_gpulint_multitool_path)"
+    GPULINT_SARIF_SCHEMA="$(dirname "$GPULINT_SARIF_MULTITOOL")/sarif-2.1.0.json"
+    GPULINT_SARIF_MULTITOOL_CONFIG="$GPULINT_ROOT/scripts/sarif-multitool.xml"
+    export GPULINT_SARIF_MULTITOOL GPULINT_SARIF_SCHEMA GPULINT_SARIF_MULTITOOL_CONFIG
+}
+
+gpulint_ensure_sarif_tools() {
+    gpulint_ensure_multitool || return 1
+    gpulint_ensure_jsonschema || return 1
+}
+
+# gpulint_sarif_validate FILE
+# Validates FILE two ways and prints every error found:
+#   1. Sarif.Multitool validate with GitHub's (Gh) and the SARIF SDK's (Sarif) rules;
+#   2. plain JSON-Schema validation against the SARIF 2.1.0 schema. This is needed because
+#      the multitool silently reports ZERO results for a file that its .NET object model
+#      cannot deserialize (e.g. "level": "fatal", a bad "kind"/"baselineState", a string
+#      where an integer belongs) - such a file would otherwise pass.
+# Returns 0 when there are no errors (warnings are printed, not fatal), 1 when there are
+# errors, 2 when the tools themselves failed.
+gpulint_sarif_validate() {
+    local file="$1"
+    if [[ ! -f "$file" ]]; then
+        gpulint_err "no such file: $file"
+        return 2
+    fi
+    gpulint_ensure_sarif_tools || return 2
+    local tmp rc=0
+    tmp="$(mktemp -d "${TMPDIR:-/tmp}/gpulint-sarif.XXXXXX")" || return 2
+    # The input path goes FIRST, right after `validate`: the multitool's list options
+    # (--rule-kind, --log, ...) swallow a following bare argument unless their value
+    # contains a ';' ("Option 'log' is defined with a bad format").
+    "$GPULINT_SARIF_MULTITOOL" validate "$file" \
+        --rule-kind "Gh;Sarif" \
+        --config "$GPULINT_SARIF_MULTITOOL_CONFIG" \
+        --output "$tmp/validation.sarif" \
+        --log "ForceOverwrite;PrettyPrint" \
+        >"$tmp/stdout.txt" 2>"$tmp/stderr.txt" </dev/null || rc=$?
+    "$GPULINT_PYTHON" - "$file" "$tmp/validation.sarif" "$GPULINT_SARIF_SCHEMA" "$rc" "$tmp/stdout.txt" "$tmp/stderr.txt" <<'PY' || rc=$?
+import json, re, sys
+
+target, log_path, schema_path, tool_rc, out_path, err_path = sys.argv[1:7]
+tool_rc = int(tool_rc)
+
+def fmt(msg, rule):
+    """Expand a SARIF message (text, or id + arguments looked up in the rule)."""
+    args = msg.get("arguments", [])
+    text = msg.get("text")
+    if text is None and rule is not None:
+        text = rule.get("messageStrings", {}).get(msg.get("id"), {}).get("text")
+    if text is None:
+        return "%s %s" % (msg.get("id", ""), args)
+    return re.sub(r"\{(\d+)\}", lambda m: str(args[int(m.group(1))]) if int(m.group(1)) < len(args) else m.group(0), text)
+
+def dump_tool_output():
+    for p in (out_path, err_path):
+        with open(p, encoding="utf-8", errors="replace") as f:
+            sys.stdout.write(f.read())
+
+errors, warnings, tool_failures = [], [], []
+
+# 1. The multitool's own log.
+try:
+    with open(log_path, encoding="utf-8-sig") as f:
+        log = json.load(f)
+except Exception as e:  # no log at all: the tool failed before analysing anything
+    print("multitool wrote no readable log (exit code %d): %s" % (tool_rc, e))
+    dump_tool_output()
+    sys.exit(2)
+
+for run in log.get("runs", []):
+    rules = run.get("tool", {}).get("driver", {}).get("rules", [])
+    for res in run.get("results", []):
+        idx = res.get("ruleIndex", -1)
+        rule = rules[idx] if isinstance(idx, int) and 0 <= idx < len(rules) else None
+        level = res.get("level", "warning")
+        loc = ""
+        try:
+            reg = res["locations"][0]["physicalLocation"]["region"]
+            loc = "(%s,%s)" % (reg.get("startLine", "?"), reg.get("startColumn", "?"))
+        except (KeyError, IndexError, TypeError):
+            pass
+        line = "%s%s: %s %s: %s" % (target, loc, level, res.get("ruleId", "?"), fmt(res.get("message", {}), rule))
+        if level == "error":
+            errors.append(line)
+        elif level == "warning":
+            warnings.append(line)
+    for inv in run.get("invocations", []):
+        if inv.get("executionSuccessful") is False:
+            tool_failures.append("multitool invocation not successful")
+        for key in ("toolExecutionNotifications", "toolConfigurationNotifications"):
+            for n in inv.get(key, []):
+                if n.get("level", "warning") == "error":
+                    tool_failures.append("%s: %s" % (n.get("descriptor", {}).get("id", "?"), n.get("message", {}).get("text", "")))
+
+# 2. JSON Schema (catches what the multitool silently skips).
+import jsonschema
+with open(schema_path, encoding="utf-8-sig") as f:
+    schema = json.load(f)
+try:
+    with open(target, encoding="utf-8-sig") as f:
+        doc = json.load(f)
+except Exception as e:
+    errors.append("%s: error JSON: not valid JSON: %s" % (target, e))
+    doc = None
+if doc is not None:
+    cls = jsonschema.validators.validator_for(schema)
+    validator = cls(schema)
+    for e in sorted(validator.iter_errors(doc), key=lambda e: [str(p) for p in e.absolute_path]):
+        path = "".join("[%d]" % p if isinstance(p, int) else ".%s" % p for p in e.absolute_path).lstrip(".") or "<root>"
+        errors.append("%s: error SCHEMA: %s: %s" % (target, path, e.message))
+
+for w in warnings:
+    print(w)
+for e in errors:
+    print(e)
+if tool_failures or tool_rc != 0:
+    print("multitool failed (exit code %d):" % tool_rc)
+    for t in tool_failures:
+        print("  " + t)
+    dump_tool_output()
+    sys.exit(2)
+print("%s: %d error(s), %d warning(s)" % (target, len(errors), len(warnings)))
+sys.exit(1 if errors else 0)
+PY
+    rm -rf "$tmp"
+    return "$rc"
+}

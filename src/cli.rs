@@ -1,0 +1,89 @@
+//! Command-line definitions (clap).
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "gpulint",
+    version,
+    about = "GPU-aware linter for Kubernetes manifests: GPU spec rules, QoS and shared memory",
+    args_conflicts_with_subcommands = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    #[command(flatten)]
+    pub lint: LintArgs,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// List every workload and container with its GPU, CPU and memory requests and limits.
+    Inventory(InventoryArgs),
+    /// List the rules, one line each.
+    Rules,
+    /// Print a rule's full documentation.
+    Explain {
+        /// Rule id or name, e.g. GPU002 or gpu-request-limit-mismatch.
+        rule: String,
+    },
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct CommonArgs {
+    /// Files or folders to lint; `-` reads stdin.
+    #[arg(default_value = ".")]
+    pub paths: Vec<PathBuf>,
+    /// Config file (default: .gpulint.yaml found upward from the first path).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct LintArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Output format (human is the default).
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+    /// Only these rules (comma-separated ids or names); also enables rules that are off by default.
+    #[arg(long, value_delimiter = ',', value_name = "IDS")]
+    pub select: Vec<String>,
+    /// Skip these rules (comma-separated ids or names).
+    #[arg(long, value_delimiter = ',', value_name = "IDS")]
+    pub ignore: Vec<String>,
+    /// Exit 1 when a finding at or above this severity remains.
+    #[arg(long, value_enum, default_value_t = FailOn::Warning)]
+    pub fail_on: FailOn,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct InventoryArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    #[arg(long, value_enum, default_value_t = InventoryFormat::Table)]
+    pub format: InventoryFormat,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Human,
+    Json,
+    Sarif,
+    Github,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InventoryFormat {
+    Table,
+    Json,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FailOn {
+    Error,
+    Warning,
+    Info,
+}

@@ -1,0 +1,318 @@
+//! `.gpulint.yaml`: rule severities and enablement, excludes, extra GPU resource names, extra
+//! workload kinds, the Kueue requirement and path-scoped ignores. Decoding is strict: an unknown
+//! key or a wrong type is an error with its file, line and column.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use globset::{Glob, GlobSet, GlobSetBuilder};
+
+use crate::k8s::catalog::KindEntry;
+use crate::rules::{self, Severity};
+use crate::source::decode::{self, DecodeError, Fields};
+use crate::source::yaml::{Node, Stream};
+
+pub const FILE_NAME: &str = ".gpulint.yaml";
+
+#[derive(Clone, Debug, Default)]
+pub struct RuleSetting {
+    pub enabled: Option<bool>,
+    pub severity: Option<Severity>,
+}
+
+#[derive(Clone, Debug)]
+pub struct IgnoreEntry {
+    pub pattern: String,
+    pub globs: GlobSet,
+    pub rules: Vec<String>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Config {
+    /// Where the config was read from; relative globs are relative to its folder.
+    pub path: Option<PathBuf>,
+    pub rules: BTreeMap<String, RuleSetting>,
+    pub exclude: Vec<String>,
+    exclude_set: Option<GlobSet>,
+    pub gpu_resources: Vec<String>,
+    pub workloads: Vec<KindEntry>,
+    pub kueue_required: bool,
+    pub ignore: Vec<IgnoreEntry>,
+}
+
+/// A config error, placed in its file.
+#[derive(Debug, thiserror::Error)]
+#[error("{file}:{line}:{column}: {message}")]
+pub struct ConfigError {
+    pub file: String,
+    pub line: usize,
+    pub column: usize,
+    pub message: String,
+}
+
+fn glob_set(patterns: &[String], at: usize) -> Result<GlobSet, DecodeError> {
+    let mut builder = GlobSetBuilder::new();
+    for p in patterns {
+        // `vendor/**` should match at any depth below the config's folder, like .gitignore.
+        for variant in [p.clone(), format!("**/{p}")] {
+            let glob = Glob::new(&variant).map_err(|e| DecodeError {
+                offset: at,
+                message: format!("invalid glob {p:?}: {e}"),
+            })?;
+            builder.add(glob);
+        }
+    }
+    builder.build().map_err(|e| DecodeError {
+        offset: at,
+        message: format!("invalid globs: {e}"),
+    })
+}
+
+fn rule_id(node: &Node) -> Result<String, DecodeError> {
+    let text = decode::string(node)?;
+    rules::rule(&text)
+        .map(|r| r.id.to_string())
+        .ok_or_else(|| DecodeError {
+            offset: node.span.start,
+            message: format!("unknown rule {text:?} (see `gpulint rules`)"),
+        })
+}
+
+fn decode_rule_setting(node: &Node) -> Result<RuleSetting, DecodeError> {
+    if let Some(text) = node.text() {
+        return match text {
+            "off" | "false" => Ok(RuleSetting {
+                enabled: Some(false),
+                severity: None,
+            }),
+            "on" | "true" => Ok(RuleSetting {
+                enabled: Some(true),
+                severity: None,
+            }),
+            s => Severity::parse(s)
+                .map(|sev| RuleSetting {
+                    enabled: Some(true),
+                    severity: Some(sev),
+                })
+                .ok_or_else(|| DecodeError {
+                    offset: node.span.start,
+                    message: format!(
+                        "invalid rule setting {s:?}: expected error, warning, info, off or {{enabled, severity}}"
+                    ),
+                }),
+        };
+    }
+    let mut fields = Fields::new(node, "rule setting")?;
+    let enabled = fields.bool("enabled")?;
+    let severity = match fields.string_at("severity")? {
+        None => None,
+        Some((s, offset)) => Some(Severity::parse(&s).ok_or_else(|| DecodeError {
+            offset,
+            message: format!("invalid severity {s:?}: expected error, warning or info"),
+        })?),
+    };
+    fields.finish()?;
+    Ok(RuleSetting { enabled, severity })
+}
+
+impl Config {
+    fn decode(root: &Node, path: Option<PathBuf>) -> Result<Config, DecodeError> {
+        let mut config = Config {
+            path,
+            ..Config::default()
+        };
+        if root.is_null() {
+            return Ok(config);
+        }
+        let mut fields = Fields::new(root, "config")?;
+        if let Some(rules_node) = fields.take("rules") {
+            // Checks that `rules` is a mapping; its keys are rule ids, decoded one by one.
+            Fields::new(rules_node, "`rules`")?;
+            for entry in rules_node.as_map().unwrap_or_default() {
+                let id = rule_id(&entry.key)?;
+                config.rules.insert(id, decode_rule_setting(&entry.value)?);
+            }
+        }
+        let exclude_at = fields.take("exclude").map_or(0, |n| n.span.start);
+        config.exclude = fields.string_list("exclude")?;
+        if !config.exclude.is_empty() {
+            config.exclude_set = Some(glob_set(&config.exclude, exclude_at)?);
+        }
+        config.gpu_resources = fields.string_list("gpu_resources")?;
+        if let Some(list) = fields.seq("workloads")? {
+            config.workloads = list
+                .iter()
+                .map(KindEntry::from_node)
+                .collect::<Result<_, _>>()?;
+        }
+        if let Some(kueue) = fields.take("kueue") {
+            let mut k = Fields::new(kueue, "`kueue`")?;
+            config.kueue_required = k.bool("required")?.unwrap_or(false);
+            k.finish()?;
+        }
+        if let Some(list) = fields.seq("ignore")? {
+            for item in list {
+                let mut f = Fields::new(item, "`ignore` entry")?;
+                let (pattern, at) = f.string_at("path")?.ok_or_else(|| DecodeError {
+                    offset: item.span.start,
+                    message: "`ignore` entry: missing required key `path`".into(),
+                })?;
+                let rules = match f.take("rules") {
+                    None => Vec::new(),
+                    Some(node) => match node.as_seq() {
+                        Some(ids) => ids.iter().map(rule_id).collect::<Result<_, _>>()?,
+                        None => vec![rule_id(node)?],
+                    },
+                };
+                f.finish()?;
+                config.ignore.push(IgnoreEntry {
+                    globs: glob_set(std::slice::from_ref(&pattern), at)?,
+                    pattern,
+                    rules,
+                });
+            }
+        }
+        fields.finish()?;
+        Ok(config)
+    }
+
+    /// Parses a config text; errors carry the file's line and column.
+    pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
+        let stream = Stream::parse(text);
+        let file = path.display().to_string();
+        let at = |offset: usize, message: String| {
+            let (line, column) = stream.line_col(offset);
+            ConfigError {
+                file: file.clone(),
+                line,
+                column,
+                message,
+            }
+        };
+        if let Some(e) = &stream.error {
+            return Err(at(e.offset, format!("invalid YAML: {}", e.message)));
+        }
+        let empty = Node::default();
+        let root = stream.documents.first().map_or(&empty, |d| &d.root);
+        Config::decode(root, Some(path.to_path_buf())).map_err(|e| at(e.offset, e.message))
+    }
+
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+            file: path.display().to_string(),
+            line: 1,
+            column: 1,
+            message: format!("cannot read config: {e}"),
+        })?;
+        Config::parse(&text, path)
+    }
+
+    /// `.gpulint.yaml` in `start` or the nearest folder above it.
+    pub fn discover(start: &Path) -> Option<PathBuf> {
+        let start = if start.is_file() {
+            start.parent()?.to_path_buf()
+        } else {
+            start.to_path_buf()
+        };
+        let start = std::fs::canonicalize(&start).unwrap_or(start);
+        start
+            .ancestors()
+            .map(|dir| dir.join(FILE_NAME))
+            .find(|candidate| candidate.is_file())
+    }
+
+    /// The path relative to the config's folder, for glob matching.
+    fn relative<'p>(&self, path: &'p Path) -> std::borrow::Cow<'p, Path> {
+        let Some(dir) = self.path.as_ref().and_then(|p| p.parent()) else {
+            return path.into();
+        };
+        let absolute = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+        match absolute.strip_prefix(&dir) {
+            Ok(rel) => rel.to_path_buf().into(),
+            Err(_) => path.into(),
+        }
+    }
+
+    pub fn is_excluded(&self, path: &Path) -> bool {
+        self.exclude_set
+            .as_ref()
+            .is_some_and(|set| set.is_match(self.relative(path).as_ref()))
+    }
+
+    /// The config `ignore:` entry that suppresses `rule` in `path`, if any.
+    pub fn ignored(&self, path: &Path, rule: &str) -> Option<&IgnoreEntry> {
+        let rel = self.relative(path);
+        self.ignore.iter().find(|entry| {
+            (entry.rules.is_empty() || entry.rules.iter().any(|r| r == rule))
+                && entry.globs.is_match(rel.as_ref())
+        })
+    }
+
+    pub fn rule_enabled(&self, info: &rules::RuleInfo) -> bool {
+        self.rules
+            .get(info.id)
+            .and_then(|s| s.enabled)
+            .unwrap_or(info.enabled_by_default)
+    }
+
+    pub fn severity(&self, info: &rules::RuleInfo) -> Severity {
+        self.rules
+            .get(info.id)
+            .and_then(|s| s.severity)
+            .unwrap_or(info.severity)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Config, ConfigError> {
+        Config::parse(text, Path::new("repo/.gpulint.yaml"))
+    }
+
+    #[test]
+    fn a_full_config_decodes() {
+        let c = parse(
+            "rules:\n  GPU004: error\n  SCH001: {enabled: true}\n  gpu-burstable-qos: off\nexclude: [vendor/**]\ngpu_resources: [example.com/gpu]\nkueue: {required: true}\nignore:\n- path: charts/**\n  rules: [GPU002]\nworkloads:\n- kind: Trainer\n  group: example.com\n  pod_templates: [\"$.spec.template\"]\n",
+        )
+        .unwrap();
+        assert_eq!(c.rules["GPU004"].severity, Some(Severity::Error));
+        assert_eq!(c.rules["SCH001"].enabled, Some(true));
+        assert_eq!(c.rules["QOS002"].enabled, Some(false));
+        assert!(c.kueue_required);
+        assert_eq!(c.workloads[0].kind, "Trainer");
+        assert_eq!(c.ignore[0].rules, ["GPU002"]);
+        assert_eq!(c.gpu_resources, ["example.com/gpu"]);
+    }
+
+    #[test]
+    fn unknown_keys_are_errors_with_positions() {
+        let e = parse("rules: {}\nexclud: [x]\n").unwrap_err();
+        assert_eq!((e.line, e.column), (2, 1));
+        assert!(e.message.contains("unknown key `exclud`"), "{}", e.message);
+        assert_eq!(e.to_string().split(':').next(), Some("repo/.gpulint.yaml"));
+    }
+
+    #[test]
+    fn wrong_types_and_unknown_rules_are_errors() {
+        let e = parse("kueue: {required: yes-please}\n").unwrap_err();
+        assert!(
+            e.message.contains("expected true or false"),
+            "{}",
+            e.message
+        );
+        let e = parse("rules:\n  GPU999: error\n").unwrap_err();
+        assert_eq!(e.line, 2);
+        assert!(e.message.contains("unknown rule"), "{}", e.message);
+        let e = parse("exclude: {a: 1}\n").unwrap_err();
+        assert!(e.message.contains("list of strings"), "{}", e.message);
+    }
+
+    #[test]
+    fn an_empty_config_is_the_default() {
+        let c = parse("").unwrap();
+        assert!(c.rules.is_empty());
+    }
+}

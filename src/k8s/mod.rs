@@ -1,0 +1,6 @@
+//! Kubernetes knowledge: quantities, GPU resource names, the workload catalogue and views.
+
+pub mod catalog;
+pub mod gpu;
+pub mod quantity;
+pub mod workload;

@@ -1,0 +1,424 @@
+//! The rule catalogue and the engine that runs rule families over workloads.
+//!
+//! A rule family (one file each) looks at one workload and reports `Hit`s: a rule id, a span and
+//! a message. The engine turns hits into findings: it applies the config's severities and
+//! enablement, `--select`/`--ignore`, and the suppressions.
+
+mod gpu;
+mod kueue;
+mod qos;
+mod schedule;
+mod shm;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+
+use crate::k8s::gpu::GpuNames;
+use crate::k8s::workload::{Container, ObjectRef, Workload};
+use crate::source::yaml::Span;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Info,
+    Warning,
+    Error,
+}
+
+impl Severity {
+    pub fn parse(s: &str) -> Option<Severity> {
+        match s {
+            "info" => Some(Severity::Info),
+            "warning" => Some(Severity::Warning),
+            "error" => Some(Severity::Error),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
+
+#[derive(Debug)]
+pub struct RuleInfo {
+    pub id: &'static str,
+    pub name: &'static str,
+    pub severity: Severity,
+    pub enabled_by_default: bool,
+    /// Whether `gpulint --fix` can fix (some of) its findings.
+    pub fixable: bool,
+    pub summary: &'static str,
+    /// The full text, `rules/<ID>.md`.
+    pub doc: &'static str,
+}
+
+impl RuleInfo {
+    pub fn help_uri(&self) -> String {
+        format!(
+            "https://github.com/gpulint/gpulint/blob/main/rules/{}.md",
+            self.id
+        )
+    }
+}
+
+macro_rules! rule {
+    ($id:literal, $name:literal, $sev:ident, $on:literal, $fix:literal, $summary:literal) => {
+        RuleInfo {
+            id: $id,
+            name: $name,
+            severity: Severity::$sev,
+            enabled_by_default: $on,
+            fixable: $fix,
+            summary: $summary,
+            doc: include_str!(concat!("../../rules/", $id, ".md")),
+        }
+    };
+}
+
+/// Every rule, in catalogue order. Ids are stable; names are readable aliases.
+pub static RULES: &[RuleInfo] =
+    &[
+        rule!(
+            "GPU001",
+            "gpu-limit-missing",
+            Error,
+            true,
+            true,
+            "GPU resource requested without a limit: the API server rejects the pod"
+        ),
+        rule!(
+            "GPU002",
+            "gpu-request-limit-mismatch",
+            Error,
+            true,
+            true,
+            "GPU request differs from its limit: the API server rejects the pod"
+        ),
+        rule!(
+            "GPU003",
+            "gpu-quantity-invalid",
+            Error,
+            true,
+            false,
+            "GPU quantity is not a whole, non-negative number"
+        ),
+        rule!(
+            "GPU004",
+            "gpu-resource-unknown",
+            Warning,
+            true,
+            true,
+            "resource name looks like a GPU but no device plugin advertises it"
+        ),
+        rule!(
+            "GPU005",
+            "gpu-quantity-unresolved",
+            Info,
+            true,
+            false,
+            "GPU quantity is an unrendered placeholder and was not checked"
+        ),
+        rule!(
+            "QOS001",
+            "gpu-memory-limit-missing",
+            Warning,
+            true,
+            true,
+            "GPU container without a memory limit"
+        ),
+        rule!(
+            "QOS002",
+            "gpu-burstable-qos",
+            Warning,
+            true,
+            true,
+            "GPU container whose CPU or memory request differs from its limit (Burstable QoS)"
+        ),
+        rule!(
+            "QOS003",
+            "gpu-cpu-request-missing",
+            Warning,
+            true,
+            true,
+            "GPU container without a CPU request"
+        ),
+        rule!(
+            "SHM001",
+            "shm-size-limit-missing",
+            Warning,
+            true,
+            false,
+            "memory-backed emptyDir in a GPU pod without a sizeLimit"
+        ),
+        rule!("SHM002", "shm-size-limit-exceeds-memory-limit", Error, true, false,
+        "memory-backed emptyDir sizeLimit at or above the memory limit of a container mounting it"),
+        rule!(
+            "KUE001",
+            "kueue-queue-name-missing",
+            Warning,
+            true,
+            false,
+            "GPU batch workload without a kueue.x-k8s.io/queue-name label where Kueue queues exist"
+        ),
+        rule!(
+            "SCH001",
+            "gpu-toleration-missing",
+            Warning,
+            false,
+            false,
+            "GPU pod without a toleration for the GPU node taint (off by default)"
+        ),
+        rule!(
+            "SCH002",
+            "gpu-node-selector-missing",
+            Warning,
+            false,
+            false,
+            "GPU pod without a node selector or affinity on a GPU product label (off by default)"
+        ),
+    ];
+
+pub fn rule(id_or_name: &str) -> Option<&'static RuleInfo> {
+    RULES
+        .iter()
+        .find(|r| r.id.eq_ignore_ascii_case(id_or_name) || r.name == id_or_name)
+}
+
+/// What a rule family reports: the engine adds the object, file and severity.
+#[derive(Clone, Debug)]
+pub struct Hit {
+    pub rule: &'static str,
+    pub span: Span,
+    pub message: String,
+    /// Short text under the underlined span.
+    pub label: String,
+    pub help: Option<String>,
+    pub container: Option<String>,
+    pub fixable: bool,
+}
+
+impl Hit {
+    pub fn new(rule: &'static str, span: Span, message: String, label: String) -> Hit {
+        Hit {
+            rule,
+            span,
+            message,
+            label,
+            help: None,
+            container: None,
+            fixable: false,
+        }
+    }
+
+    pub fn help(mut self, help: impl Into<String>) -> Hit {
+        self.help = Some(help.into());
+        self
+    }
+
+    pub fn container(mut self, c: &Container) -> Hit {
+        self.container = c.name.map(str::to_string);
+        self
+    }
+
+    pub fn fixable(mut self, fixable: bool) -> Hit {
+        self.fixable = fixable;
+        self
+    }
+}
+
+/// Facts gathered from the whole input before linting: rules that look across files read them.
+#[derive(Clone, Debug, Default)]
+pub struct RepoFacts {
+    /// Kueue LocalQueue names by namespace (`default` when the manifest has none).
+    pub local_queues: BTreeMap<String, BTreeSet<String>>,
+}
+
+/// What the rules need besides the workload.
+pub struct Context<'a> {
+    pub gpu_names: &'a GpuNames,
+    pub facts: &'a RepoFacts,
+    pub kueue_required: bool,
+}
+
+/// Runs every rule family on one workload.
+pub fn check_workload(cx: &Context, w: &Workload) -> Vec<Hit> {
+    let mut hits = Vec::new();
+    gpu::check(cx, w, &mut hits);
+    qos::check(cx, w, &mut hits);
+    shm::check(cx, w, &mut hits);
+    kueue::check(cx, w, &mut hits);
+    schedule::check(cx, w, &mut hits);
+    hits
+}
+
+/// How a finding was suppressed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SuppressionKind {
+    /// A `# gpulint: ignore[ID]` comment.
+    Comment,
+    /// A `gpulint.io/ignore` annotation.
+    Annotation,
+    /// An `ignore:` entry of the config file.
+    Config,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Suppression {
+    pub kind: SuppressionKind,
+    pub justification: Option<String>,
+}
+
+/// A finding, placed in its file.
+#[derive(Clone, Debug)]
+pub struct Finding {
+    pub rule: &'static RuleInfo,
+    pub severity: Severity,
+    pub message: String,
+    pub label: String,
+    pub help: Option<String>,
+    /// Index of the file in the run's file list.
+    pub file: usize,
+    pub span: Span,
+    pub object: ObjectRef,
+    pub container: Option<String>,
+    pub fixable: bool,
+    pub suppression: Option<Suppression>,
+}
+
+/// Container helpers shared by the families.
+pub(crate) fn container_label(c: &Container) -> String {
+    match c.name {
+        Some(name) if c.init => format!("init container `{name}`"),
+        Some(name) => format!("container `{name}`"),
+        None => "container".to_string(),
+    }
+}
+
+/// The span to underline for a container-level finding: its `resources:` key, else its name.
+pub(crate) fn container_anchor(c: &Container) -> Span {
+    if let Some(key) = c.resources.key {
+        return key.span;
+    }
+    if let Some(entry) = c.node.entry("name") {
+        return entry.value.span;
+    }
+    Span::new(c.node.span.start, c.node.span.start)
+}
+
+#[cfg(test)]
+pub(crate) mod test_support {
+    use super::*;
+    use crate::k8s::catalog::Catalog;
+    use crate::k8s::workload::objects;
+    use crate::source::yaml::Stream;
+
+    /// Runs the default-enabled rules on every workload of a YAML text; returns
+    /// (rule, text at span, message).
+    pub fn run(
+        text: &str,
+        facts: &RepoFacts,
+        kueue_required: bool,
+    ) -> Vec<(String, String, String)> {
+        run_rules(text, facts, kueue_required, false)
+    }
+
+    /// Every rule, including those off by default, as `rule text-at-span`.
+    pub fn rules_hit_all(text: &str) -> Vec<String> {
+        run_rules(text, &RepoFacts::default(), false, true)
+            .into_iter()
+            .map(|(r, at, _)| format!("{r} {at}"))
+            .collect()
+    }
+
+    fn run_rules(
+        text: &str,
+        facts: &RepoFacts,
+        kueue_required: bool,
+        all: bool,
+    ) -> Vec<(String, String, String)> {
+        let stream = Stream::parse(text);
+        assert_eq!(stream.error, None, "test YAML must parse");
+        let catalog = Catalog::builtin();
+        let names = GpuNames::default();
+        let cx = Context {
+            gpu_names: &names,
+            facts,
+            kueue_required,
+        };
+        let mut out = Vec::new();
+        for doc in &stream.documents {
+            for obj in objects(doc) {
+                if let Some(w) = Workload::of(obj, &catalog) {
+                    for h in check_workload(&cx, &w) {
+                        if !all && !rule(h.rule).is_some_and(|r| r.enabled_by_default) {
+                            continue;
+                        }
+                        let at = text[h.span.start..h.span.end].to_string();
+                        out.push((h.rule.to_string(), at, h.message));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    pub fn rules_hit(text: &str) -> Vec<String> {
+        run(text, &RepoFacts::default(), false)
+            .into_iter()
+            .map(|(r, at, _)| format!("{r} {at}"))
+            .collect()
+    }
+
+    /// A Deployment with one container whose `resources:` block is `resources` (indented 10).
+    pub fn deployment(resources: &str) -> String {
+        format!(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: llm\nspec:\n  template:\n    spec:\n      containers:\n      - name: vllm\n        resources:\n{resources}"
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_and_names_are_unique_and_documented() {
+        let mut ids = BTreeSet::new();
+        let mut names = BTreeSet::new();
+        for r in RULES {
+            assert!(ids.insert(r.id), "duplicate id {}", r.id);
+            assert!(names.insert(r.name), "duplicate name {}", r.name);
+            assert!(
+                r.doc.starts_with(&format!("# {} {}", r.id, r.name)),
+                "rules/{}.md must start with its title",
+                r.id
+            );
+        }
+        assert_eq!(rule("gpu-limit-missing").map(|r| r.id), Some("GPU001"));
+        assert_eq!(rule("gpu002").map(|r| r.id), Some("GPU002"));
+    }
+}
+
+/// A container that gets GPUs: a GPU count other than zero in requests or limits, or DRA claims.
+pub(crate) fn is_gpu_container(cx: &Context, c: &Container) -> bool {
+    let r = &c.resources;
+    let counts = r
+        .requests
+        .entries
+        .iter()
+        .chain(&r.limits.entries)
+        .filter(|q| cx.gpu_names.classify(q.name) == crate::k8s::gpu::GpuName::Known)
+        .any(|q| q.value.text().is_none_or(|t| t.trim() != "0"));
+    let spark = c.spark.as_ref().is_some_and(|s| {
+        s.gpu_quantity
+            .is_some_and(|q| q.text().is_none_or(|t| t != "0"))
+    });
+    counts || r.has_claims || spark
+}

@@ -1,0 +1,118 @@
+//! SCH001–SCH002: placement checks that depend on how a cluster is set up; off by default.
+
+use super::{is_gpu_container, Context, Hit};
+use crate::k8s::workload::Workload;
+use crate::source::yaml::{Node, Span};
+
+/// Node labels that name the GPU model (NVIDIA GPU feature discovery, GKE, AKS/EKS conventions).
+const GPU_PRODUCT_LABELS: &[&str] = &[
+    "nvidia.com/gpu.product",
+    "nvidia.com/gpu.family",
+    "nvidia.com/gpu.machine",
+    "cloud.google.com/gke-accelerator",
+    "accelerator",
+    "node.kubernetes.io/instance-type",
+    "amd.com/gpu.product-name",
+    "gpu.intel.com/device-id.0300-56c0.present",
+];
+
+fn tolerates_gpu_taint(spec: &Node) -> bool {
+    spec.get("tolerations")
+        .and_then(Node::as_seq)
+        .is_some_and(|list| {
+            list.iter().any(|t| match t.get_str("key") {
+                None => t.get_str("operator") == Some("Exists"),
+                Some(key) => key.contains("gpu") || key.contains("accelerator"),
+            })
+        })
+}
+
+fn selects_gpu_product(spec: &Node) -> bool {
+    let in_selector = spec
+        .get("nodeSelector")
+        .and_then(Node::as_map)
+        .is_some_and(|m| {
+            m.iter().any(|e| {
+                e.key
+                    .text()
+                    .is_some_and(|k| GPU_PRODUCT_LABELS.contains(&k))
+            })
+        });
+    let in_affinity = spec
+        .get_path(&["affinity", "nodeAffinity"])
+        .is_some_and(|a| mentions_label(a, 0));
+    in_selector || in_affinity
+}
+
+fn mentions_label(node: &Node, depth: usize) -> bool {
+    if depth > 16 {
+        return false;
+    }
+    if node
+        .get_str("key")
+        .is_some_and(|k| GPU_PRODUCT_LABELS.contains(&k))
+    {
+        return true;
+    }
+    match (node.as_map(), node.as_seq()) {
+        (Some(m), _) => m.iter().any(|e| mentions_label(&e.value, depth + 1)),
+        (_, Some(s)) => s.iter().any(|n| mentions_label(n, depth + 1)),
+        _ => false,
+    }
+}
+
+pub fn check(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {
+    for (index, pod) in w.pods.iter().enumerate() {
+        if !w
+            .containers
+            .iter()
+            .any(|c| c.pod == Some(index) && is_gpu_container(cx, c))
+        {
+            continue;
+        }
+        let span = pod
+            .spec
+            .as_map()
+            .and_then(|m| m.first())
+            .map(|e| e.key.span)
+            .unwrap_or(Span::new(pod.spec.span.start, pod.spec.span.start));
+        if !tolerates_gpu_taint(pod.spec) {
+            hits.push(
+                Hit::new(
+                    "SCH001",
+                    span,
+                    "GPU pod has no toleration for a GPU node taint (e.g. `nvidia.com/gpu:NoSchedule`): it cannot be scheduled on tainted GPU nodes".into(),
+                    "no GPU toleration".into(),
+                )
+                .help("add `tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]`"),
+            );
+        }
+        if !selects_gpu_product(pod.spec) {
+            hits.push(
+                Hit::new(
+                    "SCH002",
+                    span,
+                    "GPU pod does not select a GPU product (nodeSelector or nodeAffinity on e.g. `nvidia.com/gpu.product`): it may land on any GPU model".into(),
+                    "no GPU product selector".into(),
+                )
+                .help("add `nodeSelector: {nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB}` or the cloud's accelerator label"),
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::rules::test_support::rules_hit_all as rules_hit;
+
+    #[test]
+    fn placement_rules_fire_only_when_missing() {
+        let bare = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    resources: {limits: {nvidia.com/gpu: 1, cpu: 1, memory: 1Gi}}\n";
+        assert_eq!(rules_hit(bare), ["SCH001 containers", "SCH002 containers"]);
+        let placed = bare.replace(
+            "spec:\n",
+            "spec:\n  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]\n  nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}\n",
+        );
+        assert_eq!(rules_hit(&placed), Vec::<String>::new());
+    }
+}

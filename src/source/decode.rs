@@ -1,0 +1,150 @@
+//! Strict decoding of configuration-like YAML (the config file, the workload catalogue): every
+//! unknown key or wrong type is an error at the offending node, never a silent default.
+
+use super::yaml::{Node, ScalarKind, Value};
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DecodeError {
+    pub offset: usize,
+    pub message: String,
+}
+
+fn type_name(node: &Node) -> &'static str {
+    match &node.value {
+        Value::Map(_) => "a mapping",
+        Value::Seq(_) => "a list",
+        Value::Scalar(s) => match s.kind {
+            ScalarKind::Null => "null",
+            ScalarKind::Bool => "a boolean",
+            ScalarKind::Int | ScalarKind::Float => "a number",
+            ScalarKind::Str => "a string",
+        },
+    }
+}
+
+fn wrong_type(node: &Node, what: &str, expected: &str) -> DecodeError {
+    DecodeError {
+        offset: node.span.start,
+        message: format!("{what}: expected {expected}, found {}", type_name(node)),
+    }
+}
+
+/// Any scalar as a string (numbers too: `GPU001` and `1` are both fine as strings).
+pub fn string(node: &Node) -> Result<String, DecodeError> {
+    match &node.value {
+        Value::Scalar(s) if s.kind != ScalarKind::Null => Ok(s.text.clone()),
+        _ => Err(wrong_type(node, "value", "a string")),
+    }
+}
+
+/// A string or a list of strings.
+pub fn string_list(node: &Node, what: &str) -> Result<Vec<String>, DecodeError> {
+    match &node.value {
+        Value::Seq(items) => items.iter().map(string).collect(),
+        Value::Scalar(s) if s.kind != ScalarKind::Null => Ok(vec![s.text.clone()]),
+        _ => Err(wrong_type(node, what, "a list of strings")),
+    }
+}
+
+/// The keys of a mapping, consumed one by one; `finish` rejects whatever was not consumed.
+pub struct Fields<'a> {
+    node: &'a Node,
+    what: String,
+    used: Vec<bool>,
+    expected: Vec<&'static str>,
+}
+
+impl<'a> Fields<'a> {
+    pub fn new(node: &'a Node, what: &str) -> Result<Fields<'a>, DecodeError> {
+        let Some(entries) = node.as_map() else {
+            return Err(wrong_type(node, what, "a mapping"));
+        };
+        Ok(Fields {
+            node,
+            what: what.to_string(),
+            used: vec![false; entries.len()],
+            expected: Vec::new(),
+        })
+    }
+
+    /// The value under `key`, marking it used.
+    pub fn take(&mut self, key: &'static str) -> Option<&'a Node> {
+        self.expected.push(key);
+        let entries = self.node.as_map()?;
+        let index = entries
+            .iter()
+            .position(|e| e.key.as_scalar().is_some_and(|s| s.text == key))?;
+        self.used[index] = true;
+        let value = &entries[index].value;
+        (!value.is_null()).then_some(value)
+    }
+
+    pub fn string(&mut self, key: &'static str) -> Result<Option<String>, DecodeError> {
+        self.take(key).map(string).transpose()
+    }
+
+    pub fn string_at(&mut self, key: &'static str) -> Result<Option<(String, usize)>, DecodeError> {
+        self.take(key)
+            .map(|n| string(n).map(|s| (s, n.span.start)))
+            .transpose()
+    }
+
+    pub fn required_string(&mut self, key: &'static str) -> Result<String, DecodeError> {
+        self.string(key)?.ok_or_else(|| DecodeError {
+            offset: self.node.span.start,
+            message: format!("{}: missing required key `{key}`", self.what),
+        })
+    }
+
+    pub fn bool(&mut self, key: &'static str) -> Result<Option<bool>, DecodeError> {
+        let what = format!("`{key}`");
+        self.take(key)
+            .map(|n| match &n.value {
+                Value::Scalar(s) if s.kind == ScalarKind::Bool => {
+                    Ok(s.text.eq_ignore_ascii_case("true"))
+                }
+                _ => Err(wrong_type(n, &what, "true or false")),
+            })
+            .transpose()
+    }
+
+    pub fn seq(&mut self, key: &'static str) -> Result<Option<&'a [Node]>, DecodeError> {
+        let what = format!("`{key}`");
+        self.take(key)
+            .map(|n| n.as_seq().ok_or_else(|| wrong_type(n, &what, "a list")))
+            .transpose()
+    }
+
+    pub fn string_list(&mut self, key: &'static str) -> Result<Vec<String>, DecodeError> {
+        let what = format!("`{key}`");
+        Ok(self
+            .take(key)
+            .map(|n| string_list(n, &what))
+            .transpose()?
+            .unwrap_or_default())
+    }
+
+    /// Errors on the first key that no `take` asked for.
+    pub fn finish(self) -> Result<(), DecodeError> {
+        let Some(entries) = self.node.as_map() else {
+            return Ok(());
+        };
+        match entries.iter().zip(&self.used).find(|(_, used)| !**used) {
+            None => Ok(()),
+            Some((entry, _)) => {
+                let key = entry.key.text().unwrap_or("?");
+                let mut expected = self.expected.clone();
+                expected.sort_unstable();
+                expected.dedup();
+                Err(DecodeError {
+                    offset: entry.key.span.start,
+                    message: format!(
+                        "unknown key `{key}` in {}; expected one of: {}",
+                        self.what,
+                        expected.join(", ")
+                    ),
+                })
+            }
+        }
+    }
+}

@@ -1,0 +1,700 @@
+//! A span-aware YAML tree built from granit-parser events.
+//!
+//! Every node keeps the byte range it was written at, so findings point at the exact text and fixes
+//! can be byte-range edits on the original file. Aliases are expanded by copying the anchored
+//! subtree (marked `via_alias`, so the fixer never edits through them), under a node budget that
+//! stops alias bombs. Comments are kept per line for suppression comments.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use granit_parser::{Event, Parser, ScalarStyle as GranitStyle, StructureStyle};
+
+/// Maximum nesting of collections; granit-parser enforces the same bound while scanning.
+const MAX_DEPTH: usize = 200;
+/// Alias expansion may add at most this many nodes beyond the ones written in the file.
+const ALIAS_NODE_BUDGET: usize = 100_000;
+
+/// A half-open byte range in a source text.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Span {
+    pub start: usize,
+    pub end: usize,
+}
+
+impl Span {
+    pub fn new(start: usize, end: usize) -> Self {
+        Span { start, end }
+    }
+}
+
+/// How a scalar was written; the fixer keeps the style when it replaces a value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScalarStyle {
+    Plain,
+    SingleQuoted,
+    DoubleQuoted,
+    Literal,
+    Folded,
+}
+
+/// The YAML 1.2 core-schema type of a scalar.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScalarKind {
+    Null,
+    Bool,
+    Int,
+    Float,
+    Str,
+}
+
+#[derive(Clone, Debug)]
+pub struct Scalar {
+    /// The value after escape processing (quotes removed).
+    pub text: String,
+    pub style: ScalarStyle,
+    pub kind: ScalarKind,
+}
+
+#[derive(Clone, Debug)]
+pub struct Entry {
+    pub key: Node,
+    pub value: Node,
+}
+
+#[derive(Clone, Debug)]
+pub enum Value {
+    Scalar(Scalar),
+    Seq(Vec<Node>),
+    Map(Vec<Entry>),
+}
+
+#[derive(Clone, Debug)]
+pub struct Node {
+    pub value: Value,
+    pub span: Span,
+    /// Flow style (`{a: 1}` / `[1]`) for collections.
+    pub flow: bool,
+    /// The node is a copy made by expanding an alias: its span points at the anchor's text.
+    pub via_alias: bool,
+}
+
+impl Default for Node {
+    fn default() -> Self {
+        Node::scalar("", ScalarKind::Null)
+    }
+}
+
+impl Node {
+    /// A synthetic scalar (used by JSONPath literals); it has no position in any file.
+    pub fn scalar(text: &str, kind: ScalarKind) -> Self {
+        Node {
+            value: Value::Scalar(Scalar {
+                text: text.to_string(),
+                style: ScalarStyle::Plain,
+                kind,
+            }),
+            span: Span::default(),
+            flow: false,
+            via_alias: false,
+        }
+    }
+
+    pub fn as_map(&self) -> Option<&[Entry]> {
+        match &self.value {
+            Value::Map(entries) => Some(entries),
+            _ => None,
+        }
+    }
+
+    pub fn as_seq(&self) -> Option<&[Node]> {
+        match &self.value {
+            Value::Seq(items) => Some(items),
+            _ => None,
+        }
+    }
+
+    pub fn as_scalar(&self) -> Option<&Scalar> {
+        match &self.value {
+            Value::Scalar(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The scalar text of any non-null scalar (numbers and booleans included).
+    pub fn text(&self) -> Option<&str> {
+        match &self.value {
+            Value::Scalar(s) if s.kind != ScalarKind::Null => Some(&s.text),
+            _ => None,
+        }
+    }
+
+    pub fn is_null(&self) -> bool {
+        matches!(&self.value, Value::Scalar(s) if s.kind == ScalarKind::Null)
+    }
+
+    /// The entry whose key is `key` in a mapping.
+    pub fn entry(&self, key: &str) -> Option<&Entry> {
+        self.as_map()?
+            .iter()
+            .find(|e| e.key.as_scalar().is_some_and(|s| s.text == key))
+    }
+
+    /// The value under `key` in a mapping.
+    pub fn get(&self, key: &str) -> Option<&Node> {
+        self.entry(key).map(|e| &e.value)
+    }
+
+    /// Follows a chain of mapping keys.
+    pub fn get_path(&self, keys: &[&str]) -> Option<&Node> {
+        keys.iter().try_fold(self, |node, key| node.get(key))
+    }
+
+    /// The string under `key`, if it is a non-null scalar.
+    pub fn get_str(&self, key: &str) -> Option<&str> {
+        self.get(key)?.text()
+    }
+}
+
+/// A comment and the line (1-based) it sits on.
+#[derive(Clone, Debug)]
+pub struct Comment {
+    pub line: usize,
+    pub text: String,
+}
+
+/// One YAML document of a file.
+#[derive(Clone, Debug)]
+pub struct Document {
+    pub root: Node,
+}
+
+/// A parse error at a byte offset.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParseError {
+    pub offset: usize,
+    pub message: String,
+}
+
+/// Line starts of a text, to turn byte offsets into 1-based line and column.
+#[derive(Clone, Debug)]
+pub struct LineIndex {
+    starts: Vec<usize>,
+}
+
+impl LineIndex {
+    pub fn new(text: &str) -> Self {
+        let mut starts = vec![0];
+        starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        LineIndex { starts }
+    }
+
+    /// 1-based line and 1-based column (in characters) of a byte offset.
+    pub fn line_col(&self, text: &str, offset: usize) -> (usize, usize) {
+        let offset = offset.min(text.len());
+        let line = self.starts.partition_point(|&s| s <= offset).max(1);
+        let start = self.starts[line - 1];
+        let column = text
+            .get(start..offset)
+            .map_or(offset - start, |s| s.chars().count())
+            + 1;
+        (line, column)
+    }
+
+    /// Byte offset of the start of a 1-based line.
+    pub fn line_start(&self, line: usize) -> Option<usize> {
+        self.starts.get(line.checked_sub(1)?).copied()
+    }
+
+    pub fn line_count(&self) -> usize {
+        self.starts.len()
+    }
+}
+
+/// A parsed YAML stream: every complete document, the comments, and the first error if any.
+#[derive(Clone, Debug)]
+pub struct Stream {
+    pub text: Arc<str>,
+    pub lines: LineIndex,
+    pub documents: Vec<Document>,
+    pub comments: Vec<Comment>,
+    pub error: Option<ParseError>,
+}
+
+impl Stream {
+    /// Parses bytes: invalid UTF-8 is an error at the first bad byte.
+    pub fn parse_bytes(bytes: &[u8]) -> Stream {
+        match std::str::from_utf8(bytes) {
+            Ok(text) => Stream::parse(text),
+            Err(e) => {
+                let valid = e.valid_up_to();
+                let text: Arc<str> = String::from_utf8_lossy(bytes).into();
+                Stream {
+                    lines: LineIndex::new(&text),
+                    text,
+                    documents: Vec::new(),
+                    comments: Vec::new(),
+                    error: Some(ParseError {
+                        offset: valid,
+                        message: format!("invalid UTF-8 at byte offset {valid}"),
+                    }),
+                }
+            }
+        }
+    }
+
+    pub fn parse(text: &str) -> Stream {
+        let (documents, comments, error) = build(text);
+        Stream {
+            text: text.into(),
+            lines: LineIndex::new(text),
+            documents,
+            comments,
+            error,
+        }
+    }
+
+    pub fn line_col(&self, offset: usize) -> (usize, usize) {
+        self.lines.line_col(&self.text, offset)
+    }
+}
+
+enum Frame {
+    Seq {
+        start: usize,
+        flow: bool,
+        anchor: usize,
+        items: Vec<Node>,
+    },
+    Map {
+        start: usize,
+        flow: bool,
+        anchor: usize,
+        entries: Vec<Entry>,
+        key: Option<Node>,
+    },
+}
+
+struct Builder {
+    stack: Vec<Frame>,
+    root: Option<Node>,
+    /// Completed anchored nodes by anchor id, with their node counts.
+    anchors: HashMap<usize, (Node, usize)>,
+    alias_nodes: usize,
+}
+
+fn count_nodes(node: &Node) -> usize {
+    1 + match &node.value {
+        Value::Scalar(_) => 0,
+        Value::Seq(items) => items.iter().map(count_nodes).sum(),
+        Value::Map(entries) => entries
+            .iter()
+            .map(|e| count_nodes(&e.key) + count_nodes(&e.value))
+            .sum(),
+    }
+}
+
+fn mark_alias(node: &mut Node) {
+    node.via_alias = true;
+    match &mut node.value {
+        Value::Scalar(_) => {}
+        Value::Seq(items) => items.iter_mut().for_each(mark_alias),
+        Value::Map(entries) => entries.iter_mut().for_each(|e| {
+            mark_alias(&mut e.key);
+            mark_alias(&mut e.value);
+        }),
+    }
+}
+
+impl Builder {
+    fn new() -> Self {
+        Builder {
+            stack: Vec::new(),
+            root: None,
+            anchors: HashMap::new(),
+            alias_nodes: 0,
+        }
+    }
+
+    fn complete(&mut self, node: Node, anchor: usize) {
+        if anchor != 0 {
+            let size = count_nodes(&node);
+            self.anchors.insert(anchor, (node.clone(), size));
+        }
+        match self.stack.last_mut() {
+            None => self.root = Some(node),
+            Some(Frame::Seq { items, .. }) => items.push(node),
+            Some(Frame::Map { entries, key, .. }) => match key.take() {
+                None => *key = Some(node),
+                Some(k) => entries.push(Entry {
+                    key: k,
+                    value: node,
+                }),
+            },
+        }
+    }
+
+    fn push(&mut self, frame: Frame) -> Result<(), String> {
+        if self.stack.len() >= MAX_DEPTH {
+            return Err(format!("nesting deeper than {MAX_DEPTH} levels"));
+        }
+        self.stack.push(frame);
+        Ok(())
+    }
+
+    fn alias(&mut self, id: usize, span: Span) -> Result<(), String> {
+        let Some((node, size)) = self.anchors.get(&id) else {
+            return Err("alias to an unknown anchor".to_string());
+        };
+        self.alias_nodes += size;
+        if self.alias_nodes > ALIAS_NODE_BUDGET {
+            return Err(format!(
+                "aliases expand to more than {ALIAS_NODE_BUDGET} nodes (possible alias bomb)"
+            ));
+        }
+        let mut copy = node.clone();
+        mark_alias(&mut copy);
+        // The alias itself is where the value is used: keep its own position for the root.
+        copy.span = span;
+        self.complete(copy, 0);
+        Ok(())
+    }
+
+    fn end_collection(&mut self, end: usize) {
+        let Some(frame) = self.stack.pop() else {
+            return;
+        };
+        let (value, start, flow, anchor) = match frame {
+            Frame::Seq {
+                start,
+                flow,
+                anchor,
+                items,
+            } => (Value::Seq(items), start, flow, anchor),
+            Frame::Map {
+                start,
+                flow,
+                anchor,
+                mut entries,
+                key,
+            } => {
+                // A key without a value (only possible in malformed streams) maps to null.
+                if let Some(k) = key {
+                    let at = k.span.end;
+                    let mut null = Node::scalar("", ScalarKind::Null);
+                    null.span = Span::new(at, at);
+                    entries.push(Entry {
+                        key: k,
+                        value: null,
+                    });
+                }
+                (Value::Map(entries), start, flow, anchor)
+            }
+        };
+        // Block collections end where their last child ends; the parser's end event sits at the
+        // next token, which may be lines later, past comments.
+        let end = if flow {
+            end
+        } else {
+            last_end(&value).unwrap_or(start)
+        };
+        let node = Node {
+            value,
+            span: Span::new(start, end.max(start)),
+            flow,
+            via_alias: false,
+        };
+        self.complete(node, anchor);
+    }
+}
+
+fn last_end(value: &Value) -> Option<usize> {
+    match value {
+        Value::Scalar(_) => None,
+        Value::Seq(items) => items.last().map(|n| n.span.end),
+        Value::Map(entries) => entries.last().map(|e| e.value.span.end.max(e.key.span.end)),
+    }
+}
+
+fn resolve_plain(text: &str) -> ScalarKind {
+    match text {
+        "" | "~" | "null" | "Null" | "NULL" => return ScalarKind::Null,
+        "true" | "True" | "TRUE" | "false" | "False" | "FALSE" => return ScalarKind::Bool,
+        ".inf" | "-.inf" | "+.inf" | ".Inf" | ".INF" | ".nan" | ".NaN" | ".NAN" => {
+            return ScalarKind::Float
+        }
+        _ => {}
+    }
+    let digits = text.strip_prefix(['-', '+']).unwrap_or(text);
+    if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+        return ScalarKind::Int;
+    }
+    if let Some(hex) = text.strip_prefix("0x") {
+        if !hex.is_empty() && hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return ScalarKind::Int;
+        }
+    }
+    if let Some(oct) = text.strip_prefix("0o") {
+        if !oct.is_empty() && oct.bytes().all(|b| (b'0'..=b'7').contains(&b)) {
+            return ScalarKind::Int;
+        }
+    }
+    let looks_float = digits.bytes().any(|b| b.is_ascii_digit())
+        && digits
+            .bytes()
+            .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'-' | b'+'))
+        && digits.parse::<f64>().is_ok();
+    if looks_float {
+        ScalarKind::Float
+    } else {
+        ScalarKind::Str
+    }
+}
+
+fn offset(marker: &granit_parser::Marker) -> usize {
+    marker.byte_offset().unwrap_or(marker.index())
+}
+
+type Built = (Vec<Document>, Vec<Comment>, Option<ParseError>);
+
+fn build(text: &str) -> Built {
+    let options = granit_parser::options! { emit_comments: true };
+    let mut documents = Vec::new();
+    let mut comments = Vec::new();
+    let mut builder = Builder::new();
+    for next in Parser::new_from_str_with_options(text, options) {
+        let (event, span) = match next {
+            Ok(pair) => pair,
+            Err(e) => {
+                let error = ParseError {
+                    offset: offset(e.marker()),
+                    message: e.info(),
+                };
+                return (documents, comments, Some(error));
+            }
+        };
+        let start = offset(&span.start);
+        let end = offset(&span.end);
+        let result = match event {
+            Event::Comment(body, _) => {
+                comments.push(Comment {
+                    line: span.start.line(),
+                    text: body.into_owned(),
+                });
+                Ok(())
+            }
+            Event::DocumentStart(..) => {
+                builder = Builder::new();
+                Ok(())
+            }
+            Event::DocumentEnd => {
+                // An empty document (only comments, or a bare `---`) holds no object.
+                if let Some(root) = builder.root.take().filter(|r| !r.is_null()) {
+                    documents.push(Document { root });
+                }
+                Ok(())
+            }
+            Event::Scalar(value, style, anchor, _) => {
+                let style = match style {
+                    GranitStyle::Plain => ScalarStyle::Plain,
+                    GranitStyle::SingleQuoted => ScalarStyle::SingleQuoted,
+                    GranitStyle::DoubleQuoted => ScalarStyle::DoubleQuoted,
+                    GranitStyle::Literal => ScalarStyle::Literal,
+                    GranitStyle::Folded => ScalarStyle::Folded,
+                };
+                let kind = if style == ScalarStyle::Plain {
+                    resolve_plain(&value)
+                } else {
+                    ScalarKind::Str
+                };
+                let node = Node {
+                    value: Value::Scalar(Scalar {
+                        text: value.into_owned(),
+                        style,
+                        kind,
+                    }),
+                    span: Span::new(start, end),
+                    flow: false,
+                    via_alias: false,
+                };
+                builder.complete(node, anchor);
+                Ok(())
+            }
+            Event::SequenceStart(style, anchor, _) => builder.push(Frame::Seq {
+                start,
+                flow: style == StructureStyle::Flow,
+                anchor,
+                items: Vec::new(),
+            }),
+            Event::MappingStart(style, anchor, _) => builder.push(Frame::Map {
+                start,
+                flow: style == StructureStyle::Flow,
+                anchor,
+                entries: Vec::new(),
+                key: None,
+            }),
+            Event::SequenceEnd | Event::MappingEnd => {
+                builder.end_collection(end);
+                Ok(())
+            }
+            Event::Alias(id) => builder.alias(id, Span::new(start, end)),
+            Event::UnresolvedAlias(_) => Err("alias to an unknown anchor".to_string()),
+            // Stream markers and anchor metadata carry nothing the tree needs.
+            _ => Ok(()),
+        };
+        if let Err(message) = result {
+            return (
+                documents,
+                comments,
+                Some(ParseError {
+                    offset: start,
+                    message,
+                }),
+            );
+        }
+    }
+    (documents, comments, None)
+}
+
+/// Appends a member name to an RFC 9535 normalized path (`$['spec']['containers'][0]`).
+pub fn push_name(path: &mut String, name: &str) {
+    path.push_str("['");
+    for c in name.chars() {
+        match c {
+            '\'' => path.push_str("\\'"),
+            '\\' => path.push_str("\\\\"),
+            '\u{08}' => path.push_str("\\b"),
+            '\u{0C}' => path.push_str("\\f"),
+            '\n' => path.push_str("\\n"),
+            '\r' => path.push_str("\\r"),
+            '\t' => path.push_str("\\t"),
+            c if (c as u32) < 0x20 => path.push_str(&format!("\\u{:04x}", c as u32)),
+            c => path.push(c),
+        }
+    }
+    path.push_str("']");
+}
+
+/// Appends an array index to a normalized path.
+pub fn push_index(path: &mut String, index: usize) {
+    path.push('[');
+    path.push_str(&index.to_string());
+    path.push(']');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn slice<'a>(text: &'a str, node: &Node) -> &'a str {
+        &text[node.span.start..node.span.end]
+    }
+
+    #[test]
+    fn spans_point_at_the_written_text() {
+        let text = "a: 1\nb:\tx\nc:\n  d: \"q\" # note\n  e: [1, 2]\n";
+        let s = Stream::parse(text);
+        assert_eq!(s.error, None);
+        let root = &s.documents[0].root;
+        assert_eq!(slice(text, root.get("a").unwrap()), "1");
+        assert_eq!(
+            root.get_str("b"),
+            Some("x"),
+            "a tab after the colon is valid YAML"
+        );
+        let c = root.get("c").unwrap();
+        assert_eq!(slice(text, c.get("d").unwrap()), "\"q\"");
+        assert_eq!(slice(text, c.get("e").unwrap()), "[1, 2]");
+        assert_eq!(slice(text, c), "d: \"q\" # note\n  e: [1, 2]");
+        assert_eq!(s.comments.len(), 1);
+        assert_eq!(s.comments[0].line, 4);
+        assert_eq!(s.comments[0].text, " note");
+    }
+
+    #[test]
+    fn multi_document_streams_keep_every_document() {
+        let s = Stream::parse("a: 1\n---\nb: 2\n---\n# only a comment\n");
+        assert_eq!(s.documents.len(), 2);
+        assert_eq!(s.documents[1].root.get_str("b"), Some("2"));
+    }
+
+    #[test]
+    fn aliases_are_copies_marked_as_such() {
+        let s = Stream::parse("a: &r {cpu: 1}\nb: *r\n");
+        let root = &s.documents[0].root;
+        let b = root.get("b").unwrap();
+        assert!(b.via_alias);
+        assert_eq!(b.get_str("cpu"), Some("1"));
+        assert!(!root.get("a").unwrap().via_alias);
+    }
+
+    #[test]
+    fn alias_bombs_are_refused() {
+        let mut text = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+        for i in 1..10 {
+            let p = i - 1;
+            text.push_str(&format!(
+                "a{i}: &a{i} [*a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}]\n"
+            ));
+        }
+        let s = Stream::parse(&text);
+        let err = s.error.expect("an alias bomb must be an error");
+        assert!(err.message.contains("alias bomb"), "{}", err.message);
+    }
+
+    #[test]
+    fn errors_carry_offsets_and_keep_earlier_documents() {
+        let text = "a: 1\n---\nb: [1, 2\n";
+        let s = Stream::parse(text);
+        assert_eq!(s.documents.len(), 1);
+        let err = s.error.clone().unwrap();
+        assert!(s.line_col(err.offset).0 >= 3, "{err:?}");
+    }
+
+    #[test]
+    fn invalid_utf8_reports_its_byte_offset() {
+        let s = Stream::parse_bytes(b"a: 1\nb: \xff\n");
+        let err = s.error.clone().unwrap();
+        assert_eq!(err.offset, 8);
+        assert_eq!(s.line_col(err.offset), (2, 4));
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error_not_a_crash() {
+        let text = "[".repeat(5000);
+        let s = Stream::parse(&text);
+        assert!(s.error.is_some());
+    }
+
+    #[test]
+    fn plain_scalars_resolve_like_yaml_1_2() {
+        for (text, kind) in [
+            ("1", ScalarKind::Int),
+            ("-3", ScalarKind::Int),
+            ("1.5", ScalarKind::Float),
+            ("1e3", ScalarKind::Float),
+            ("500m", ScalarKind::Str),
+            ("~", ScalarKind::Null),
+            ("true", ScalarKind::Bool),
+            ("1Gi", ScalarKind::Str),
+        ] {
+            assert_eq!(resolve_plain(text), kind, "{text}");
+        }
+    }
+
+    #[test]
+    fn line_col_counts_characters() {
+        let text = "é: x\nab: y\n";
+        let idx = LineIndex::new(text);
+        assert_eq!(idx.line_col(text, 4), (1, 4));
+        assert_eq!(idx.line_col(text, 6), (2, 1));
+    }
+
+    #[test]
+    fn normalized_paths_escape_quotes() {
+        let mut p = String::from("$");
+        push_name(&mut p, "it's");
+        push_index(&mut p, 2);
+        assert_eq!(p, "$['it\\'s'][2]");
+    }
+}
