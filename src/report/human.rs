@@ -49,14 +49,8 @@ impl Diagnostic for Rendered<'_> {
     }
 
     fn help<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
-        let mut help = self.finding.help.clone().unwrap_or_default();
-        if self.finding.fixable {
-            if !help.is_empty() {
-                help.push('\n');
-            }
-            help.push_str("fixable with `gpulint --fix`");
-        }
-        (!help.is_empty()).then(|| Box::new(help) as Box<dyn fmt::Display>)
+        let help = self.finding.help.as_ref()?;
+        Some(Box::new(help))
     }
 
     fn source_code(&self) -> Option<&dyn miette::SourceCode> {
@@ -134,7 +128,7 @@ pub fn summary(run: &Run) -> String {
         )
     };
     if fixable > 0 {
-        line.push_str(&format!("; {fixable} fixable with `gpulint --fix`"));
+        line.push_str(&format!("; {fixable} fixable"));
     }
     if suppressed > 0 {
         line.push_str(&format!("; {suppressed} suppressed"));

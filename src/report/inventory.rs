@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
-use crate::k8s::gpu::GpuNames;
+use crate::k8s::gpu::{GpuName, GpuNames};
 use crate::k8s::quantity::Quantity;
 use crate::k8s::workload::{objects, Container, ResourceList, Workload};
 use crate::lint::{Linter, SourceFile};
@@ -96,7 +96,8 @@ fn gpus(names: &GpuNames, c: &Value) -> i128 {
     let requests = c["requests"].as_object().unwrap_or(&empty);
     let mut seen = Vec::new();
     for (name, v) in limits.iter().chain(requests) {
-        if seen.contains(name) || !names.is_gpu(name) {
+        // Only names a device plugin advertises count: a typo gets no GPU.
+        if seen.contains(name) || names.classify(name) != GpuName::Known {
             continue;
         }
         seen.push(name.clone());

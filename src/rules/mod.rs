@@ -172,7 +172,7 @@ pub static RULES: &[RuleInfo] =
             Warning,
             false,
             false,
-            "GPU pod without a toleration for the GPU node taint (off by default)"
+            "GPU pod without a toleration for the GPU node taint"
         ),
         rule!(
             "SCH002",
@@ -180,7 +180,7 @@ pub static RULES: &[RuleInfo] =
             Warning,
             false,
             false,
-            "GPU pod without a node selector or affinity on a GPU product label (off by default)"
+            "GPU pod without a node selector or affinity on a GPU product label"
         ),
     ];
 
@@ -297,7 +297,15 @@ pub(crate) fn container_label(c: &Container) -> String {
     match c.name {
         Some(name) if c.init => format!("init container `{name}`"),
         Some(name) => format!("container `{name}`"),
-        None => "container".to_string(),
+        // Container-like blocks without a name (KServe `predictor.model`): name the place.
+        None => {
+            let place: Vec<&str> = c
+                .path
+                .split(['[', ']'])
+                .filter_map(|seg| seg.strip_prefix('\'').and_then(|s| s.strip_suffix('\'')))
+                .collect();
+            format!("`{}`", place.join("."))
+        }
     }
 }
 

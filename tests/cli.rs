@@ -1,0 +1,368 @@
+//! End-to-end tests of the binary: outputs (insta snapshots), exit codes, config, suppression.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use assert_cmd::cargo::CommandCargoExt;
+use serde_json::Value;
+
+const FIXTURES: &str = "testdata/fixtures/output";
+
+fn gpulint() -> Command {
+    let mut cmd = Command::cargo_bin("gpulint").expect("binary built");
+    cmd.current_dir(env!("CARGO_MANIFEST_DIR"));
+    cmd.env("NO_COLOR", "1");
+    cmd
+}
+
+/// Runs gpulint; returns (exit code, stdout, stderr).
+fn run(args: &[&str]) -> (i32, String, String) {
+    run_in(Path::new(env!("CARGO_MANIFEST_DIR")), args)
+}
+
+fn run_in(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = gpulint()
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn json(args: &[&str]) -> (i32, Value) {
+    let (code, stdout, stderr) = run(args);
+    let value = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}\nstderr: {stderr}"));
+    (code, value)
+}
+
+fn rules_of(v: &Value) -> Vec<String> {
+    v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["rule"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn temp_repo(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in files {
+        let path = dir.path().join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    dir
+}
+
+const GPU002_POD: &str = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    resources:\n      requests: {nvidia.com/gpu: 2, cpu: 1, memory: 1Gi}\n      limits: {nvidia.com/gpu: 1, cpu: 1, memory: 1Gi}\n";
+const CLEAN_POD: &str = "apiVersion: v1\nkind: Pod\nmetadata: {name: ok}\nspec:\n  containers:\n  - name: c\n    resources:\n      limits: {nvidia.com/gpu: 1, cpu: 1, memory: 1Gi}\n";
+
+#[test]
+fn human_output() {
+    let (code, stdout, _) = run(&[FIXTURES]);
+    assert_eq!(code, 1);
+    insta::assert_snapshot!(stdout);
+}
+
+#[test]
+fn json_output() {
+    let (code, value) = json(&[FIXTURES, "--format", "json"]);
+    assert_eq!(code, 1);
+    insta::assert_json_snapshot!(value);
+}
+
+#[test]
+fn sarif_output() {
+    let (code, stdout, _) = run(&[FIXTURES, "--format", "sarif"]);
+    assert_eq!(code, 1);
+    let mut value: Value = serde_json::from_str(&stdout).unwrap();
+    // The rule texts are snapshotted through `gpulint explain`; keep this snapshot readable.
+    for rule in value["runs"][0]["tool"]["driver"]["rules"]
+        .as_array_mut()
+        .unwrap()
+    {
+        rule["help"]["markdown"] = Value::String("<rules/ID.md>".into());
+    }
+    value["runs"][0]["tool"]["driver"]["version"] = Value::String("<version>".into());
+    value["runs"][0]["tool"]["driver"]["semanticVersion"] = Value::String("<version>".into());
+    insta::assert_json_snapshot!(value);
+}
+
+#[test]
+fn github_output() {
+    let (code, stdout, _) = run(&[FIXTURES, "--format", "github"]);
+    assert_eq!(code, 1);
+    insta::assert_snapshot!(stdout);
+}
+
+#[test]
+fn sarif_passes_the_multitool_with_githubs_rules() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let (_, stdout, _) = run(&[FIXTURES, "testdata/demo", "--format", "sarif"]);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("gpulint.sarif");
+    std::fs::write(&file, stdout).unwrap();
+    let out = Command::new("bash")
+        .arg(root.join("scripts/sarif-validate"))
+        .arg(&file)
+        .output()
+        .expect("scripts/sarif-validate runs");
+    assert!(
+        out.status.success(),
+        "SARIF Multitool rejected the output:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn sarif_lists_suppressed_findings_with_their_justification() {
+    let (_, stdout, _) = run(&[FIXTURES, "--format", "sarif"]);
+    let value: Value = serde_json::from_str(&stdout).unwrap();
+    let results = value["runs"][0]["results"].as_array().unwrap();
+    let suppressed: Vec<_> = results
+        .iter()
+        .filter(|r| r.get("suppressions").is_some())
+        .collect();
+    assert_eq!(suppressed.len(), 1);
+    assert_eq!(suppressed[0]["ruleId"], "GPU001");
+    assert_eq!(suppressed[0]["suppressions"][0]["kind"], "inSource");
+    assert_eq!(
+        suppressed[0]["suppressions"][0]["justification"],
+        "the mutating webhook adds the limit"
+    );
+    // Regions are real positions, never a fake line 1.
+    for r in results {
+        let region = &r["locations"][0]["physicalLocation"]["region"];
+        assert!(region["startLine"].as_u64().unwrap() > 1, "{r}");
+    }
+}
+
+#[test]
+fn exit_codes_follow_fail_on() {
+    let repo = temp_repo(&[("clean.yaml", CLEAN_POD)]);
+    let dir = repo.path().to_str().unwrap();
+    assert_eq!(run(&[dir]).0, 0, "clean input exits 0");
+    let (code, stdout, _) = run(&[FIXTURES, "--select", "GPU004"]);
+    assert_eq!(code, 1, "{stdout}");
+    assert_eq!(
+        run(&[FIXTURES, "--select", "GPU004", "--fail-on", "error"]).0,
+        0
+    );
+    assert_eq!(
+        run(&[FIXTURES, "--select", "GPU005"]).0,
+        0,
+        "no GPU005 findings"
+    );
+    let (code, _, stderr) = run(&[FIXTURES, "--select", "GPU999"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("unknown rule \"GPU999\""), "{stderr}");
+    let (code, _, stderr) = run(&["--format", "xml"]);
+    assert_eq!(code, 2, "{stderr}");
+}
+
+#[test]
+fn a_broken_file_is_an_error_and_the_others_are_still_linted() {
+    let repo = temp_repo(&[
+        (
+            "a-broken.yaml",
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: [oops\n",
+        ),
+        ("b-pod.yaml", GPU002_POD),
+    ]);
+    let (code, value) = json(&[repo.path().to_str().unwrap(), "--format", "json"]);
+    assert_eq!(code, 2);
+    assert_eq!(rules_of(&value), ["GPU002"]);
+    let error = &value["errors"][0];
+    assert!(error["file"].as_str().unwrap().ends_with("a-broken.yaml"));
+    assert_eq!(error["line"], 4, "{error}");
+    assert!(error["column"].as_u64().unwrap() >= 1);
+}
+
+#[test]
+fn invalid_utf8_is_reported_with_its_position() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("x.yaml"), b"a: 1\nb: \xff\n").unwrap();
+    let (code, value) = json(&[dir.path().to_str().unwrap(), "--format", "json"]);
+    assert_eq!(code, 2);
+    assert_eq!(value["errors"][0]["line"], 2);
+    assert_eq!(value["errors"][0]["column"], 4);
+    assert!(value["errors"][0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("invalid UTF-8"));
+}
+
+#[test]
+fn stdin_is_read_with_a_dash() {
+    let out = gpulint()
+        .args(["-", "--format", "json"])
+        .write_stdin_bytes(GPU002_POD)
+        .expect("runs");
+    let value: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(rules_of(&value), ["GPU002"]);
+    assert_eq!(value["findings"][0]["file"], "-");
+    assert_eq!(value["findings"][0]["line"], 8);
+}
+
+trait WriteStdin {
+    fn write_stdin_bytes(&mut self, input: &str) -> std::io::Result<std::process::Output>;
+}
+
+impl WriteStdin for Command {
+    fn write_stdin_bytes(&mut self, input: &str) -> std::io::Result<std::process::Output> {
+        use std::io::Write;
+        let mut child = self
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()?;
+        child
+            .stdin
+            .take()
+            .expect("piped stdin")
+            .write_all(input.as_bytes())?;
+        child.wait_with_output()
+    }
+}
+
+#[test]
+fn suppression_by_comment_annotation_and_config() {
+    let annotated = GPU002_POD.replace(
+        "metadata: {name: p}",
+        "metadata:\n  name: p\n  annotations: {gpulint.io/ignore: \"GPU002, QOS001\"}",
+    );
+    let commented = GPU002_POD.replace(
+        "      requests: {nvidia.com/gpu: 2",
+        "      # gpulint: ignore[gpu-request-limit-mismatch] migrating\n      requests: {nvidia.com/gpu: 2",
+    );
+    let repo = temp_repo(&[
+        ("annotated.yaml", &annotated),
+        ("commented.yaml", &commented),
+        ("vendor/upstream.yaml", GPU002_POD),
+        ("plain.yaml", GPU002_POD),
+        (
+            ".gpulint.yaml",
+            "ignore:\n- path: vendor/**\n  rules: [GPU002]\n",
+        ),
+    ]);
+    let (code, value) = json(&[repo.path().to_str().unwrap(), "--format", "json"]);
+    assert_eq!(code, 1);
+    let files: Vec<_> = value["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            f["file"]
+                .as_str()
+                .unwrap()
+                .rsplit('/')
+                .next()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(files, ["plain.yaml"], "{value:#}");
+}
+
+#[test]
+fn gitignore_and_config_excludes_are_honoured() {
+    let repo = temp_repo(&[
+        ("apps/pod.yaml", GPU002_POD),
+        ("rendered/pod.yaml", GPU002_POD),
+        ("generated/pod.yml", GPU002_POD),
+        (".gitignore", "rendered/\n"),
+        (".gpulint.yaml", "exclude: [generated/**]\n"),
+        ("notes.txt", "not yaml"),
+    ]);
+    let (_, value) = json(&[repo.path().to_str().unwrap(), "--format", "json"]);
+    let files: Vec<_> = value["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["file"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    assert!(files[0].ends_with("apps/pod.yaml"));
+}
+
+#[test]
+fn config_errors_name_the_file_line_and_key() {
+    let repo = temp_repo(&[
+        ("pod.yaml", GPU002_POD),
+        (".gpulint.yaml", "rules:\n  GPU004: error\nexcludes: [x]\n"),
+    ]);
+    let (code, stdout, stderr) = run_in(repo.path(), &["."]);
+    assert_eq!(code, 2, "{stdout}");
+    assert!(
+        stderr.contains(".gpulint.yaml:3:1: unknown key `excludes`"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn config_sets_severities_and_enables_rules() {
+    let repo = temp_repo(&[
+        ("pod.yaml", GPU002_POD),
+        (
+            ".gpulint.yaml",
+            "rules:\n  GPU002: warning\n  SCH001: {enabled: true}\n",
+        ),
+    ]);
+    let (_, value) = json(&[repo.path().to_str().unwrap(), "--format", "json"]);
+    let findings = value["findings"].as_array().unwrap();
+    assert_eq!(rules_of(&value), ["SCH001", "GPU002"]);
+    assert_eq!(findings[1]["severity"], "warning");
+    // --select runs an off-by-default rule without any config.
+    let plain = temp_repo(&[("pod.yaml", CLEAN_POD)]);
+    let (_, value) = json(&[
+        plain.path().to_str().unwrap(),
+        "--format",
+        "json",
+        "--select",
+        "SCH002",
+    ]);
+    assert_eq!(rules_of(&value), ["SCH002"]);
+}
+
+#[test]
+fn kueue_queues_in_the_repo_make_labels_required() {
+    let job = "apiVersion: batch/v1\nkind: Job\nmetadata: {name: train, namespace: ml}\nspec:\n  template:\n    spec:\n      containers:\n      - name: t\n        resources: {limits: {nvidia.com/gpu: 1, cpu: 1, memory: 1Gi}}\n";
+    let queue = "apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\nmetadata: {name: team-a, namespace: ml}\nspec: {clusterQueue: gpus}\n";
+    let repo = temp_repo(&[("job.yaml", job), ("queue.yaml", queue)]);
+    let (_, value) = json(&[repo.path().to_str().unwrap(), "--format", "json"]);
+    assert_eq!(rules_of(&value), ["KUE001"]);
+    let alone = temp_repo(&[("job.yaml", job)]);
+    let (code, _) = json(&[alone.path().to_str().unwrap(), "--format", "json"]);
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn rules_and_explain() {
+    let (code, stdout, _) = run(&["rules"]);
+    assert_eq!(code, 0);
+    insta::assert_snapshot!(stdout);
+    let (code, stdout, _) = run(&["explain", "GPU002"]);
+    assert_eq!(code, 0);
+    assert!(stdout.starts_with("# GPU002 gpu-request-limit-mismatch"));
+    assert!(stdout.contains("## Bad") && stdout.contains("## Good"));
+    let (code, stdout, _) = run(&["explain", "shm-size-limit-missing"]);
+    assert_eq!(code, 0);
+    assert!(stdout.starts_with("# SHM001"));
+    assert_eq!(run(&["explain", "NOPE"]).0, 2);
+}
+
+#[test]
+fn inventory_table_and_json() {
+    let (code, stdout, _) = run(&["inventory", FIXTURES]);
+    assert_eq!(code, 0);
+    insta::assert_snapshot!(stdout);
+    let (code, value) = json(&["inventory", FIXTURES, "--format", "json"]);
+    assert_eq!(code, 0);
+    insta::assert_json_snapshot!(value);
+}
