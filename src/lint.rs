@@ -27,6 +27,9 @@ pub struct SourceFile {
 /// An input that could not be read or parsed, placed where it went wrong.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct InputError {
+    /// Index of the file in the run's file list, when it was read (for the source snippet).
+    #[serde(skip)]
+    pub source: Option<(usize, usize)>,
     pub file: String,
     pub line: usize,
     pub column: usize,
@@ -95,6 +98,7 @@ impl Linter {
         let mut errors: Vec<InputError> = walk_errors
             .into_iter()
             .map(|message| InputError {
+                source: None,
                 file: String::new(),
                 line: 0,
                 column: 0,
@@ -110,6 +114,7 @@ impl Linter {
                     if let Some(e) = &file.stream.error {
                         let (line, column) = file.stream.line_col(e.offset);
                         errors.push(InputError {
+                            source: Some((files.len(), e.offset)),
                             file: file.name.clone(),
                             line,
                             column,
@@ -216,6 +221,7 @@ fn load_input(input: Input) -> Result<SourceFile, InputError> {
         }
     }
     .map_err(|e| InputError {
+        source: None,
         file: name.clone(),
         line: 0,
         column: 0,

@@ -366,3 +366,41 @@ fn inventory_table_and_json() {
     assert_eq!(code, 0);
     insta::assert_json_snapshot!(value);
 }
+
+#[test]
+fn config_workload_kinds_are_used() {
+    // A custom batch kind: its catalogue entry makes it a batch workload, so KUE001 applies.
+    let trainer = "apiVersion: example.com/v1\nkind: Trainer\nmetadata: {name: t, namespace: ml}\nspec:\n  template:\n    spec:\n      containers:\n      - name: c\n        resources: {limits: {nvidia.com/gpu: 1, cpu: 1, memory: 1Gi}}\n";
+    let config = "kueue: {required: true}\nworkloads:\n- kind: Trainer\n  group: example.com\n  pod_templates: [\"$.spec.template\"]\n  batch: true\n";
+    let repo = temp_repo(&[("trainer.yaml", trainer), (".gpulint.yaml", config)]);
+    let (_, value) = json(&[repo.path().to_str().unwrap(), "--format", "json"]);
+    assert_eq!(rules_of(&value), ["KUE001"]);
+    let (_, inventory) = json(&[
+        "inventory",
+        repo.path().to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(
+        inventory["workloads"][0]["containers"][0]["path"],
+        "$['spec']['template']['spec']['containers'][0]"
+    );
+    // Without the entry the kind is still found by the generic search, but it is not batch.
+    let bare = temp_repo(&[
+        ("trainer.yaml", trainer),
+        (".gpulint.yaml", "kueue: {required: true}\n"),
+    ]);
+    let (code, value) = json(&[bare.path().to_str().unwrap(), "--format", "json"]);
+    assert_eq!((code, rules_of(&value)), (0, vec![]));
+}
+
+#[test]
+fn human_output_of_a_parse_error_shows_the_place() {
+    let repo = temp_repo(&[(
+        "broken.yaml",
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: [oops\n",
+    )]);
+    let (code, stdout, _) = run_in(repo.path(), &["broken.yaml"]);
+    assert_eq!(code, 2);
+    insta::assert_snapshot!(stdout);
+}

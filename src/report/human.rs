@@ -93,6 +93,18 @@ pub fn render(run: &Run, color: bool) -> String {
         out.push('\n');
     }
     for e in &run.errors {
+        if let Some((index, offset)) = e.source {
+            let file = &run.files[index];
+            let diagnostic = miette::MietteDiagnostic::new(e.message.clone())
+                .with_code("error[input] invalid YAML")
+                .with_label(LabeledSpan::at_offset(offset, "here"));
+            let report = miette::Report::new(diagnostic)
+                .with_source_code(NamedSource::new(&file.name, file.stream.text.clone()));
+            if handler.render_report(&mut out, report.as_ref()).is_ok() {
+                out.push('\n');
+                continue;
+            }
+        }
         if e.file.is_empty() {
             out.push_str(&format!("error: {}\n", e.message));
         } else {

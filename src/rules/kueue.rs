@@ -15,6 +15,11 @@ pub fn check(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {
     if queues.is_none() && !cx.kueue_required {
         return;
     }
+    // Kueue (LocalQueueDefaulting, on by default since v0.12) puts unlabelled workloads into a
+    // LocalQueue named `default` when the namespace has one.
+    if queues.is_some_and(|q| q.contains("default")) {
+        return;
+    }
     // CronJobs carry the label on the Job template; Kueue reads it from the Job.
     let labelled = w.object.label(QUEUE_LABEL).is_some()
         || w.object
@@ -92,6 +97,16 @@ mod tests {
             "  namespace: ml\n  labels: {kueue.x-k8s.io/queue-name: team-a}\n",
         );
         assert!(run(&labelled, &facts("ml"), false).is_empty());
+    }
+
+    #[test]
+    fn a_default_local_queue_takes_unlabelled_workloads() {
+        let mut f = facts("ml");
+        f.local_queues
+            .entry("ml".into())
+            .or_default()
+            .insert("default".into());
+        assert!(run(JOB, &f, false).is_empty());
     }
 
     #[test]
