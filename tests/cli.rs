@@ -404,3 +404,19 @@ fn human_output_of_a_parse_error_shows_the_place() {
     assert_eq!(code, 2);
     insta::assert_snapshot!(stdout);
 }
+
+#[test]
+fn the_demo_shows_every_rule() {
+    let (code, value) = json(&["testdata/demo", "--format", "json"]);
+    assert_eq!(code, 1);
+    assert_eq!(value["errors"], serde_json::json!([]));
+    let seen: std::collections::BTreeSet<String> = rules_of(&value).into_iter().collect();
+    let all: std::collections::BTreeSet<String> = [
+        "GPU001", "GPU002", "GPU003", "GPU004", "GPU005", "QOS001", "QOS002", "QOS003", "SHM001",
+        "SHM002", "KUE001", "SCH001", "SCH002",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    assert_eq!(seen, all);
+}

@@ -328,12 +328,21 @@ impl<'a> Finder<'a> {
             gpu_name: node.get_path(&["gpu", "name"]),
             gpu_quantity: node.get_path(&["gpu", "quantity"]),
         });
+        // A container-like block inside a pod spec (KServe `predictor.model` in `predictor`)
+        // belongs to that pod: its volumes and tolerations apply to it.
+        let pod = self
+            .pods
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| path.starts_with(&p.path))
+            .max_by_key(|(_, p)| p.path.len())
+            .map(|(i, _)| i);
         self.containers.push(Container {
             node,
             name: node.get_str("name"),
             init: false,
             path,
-            pod: None,
+            pod,
             resources: match shape {
                 // VLLMRuntime's flat `resources` is not a ResourceRequirements block.
                 Shape::VllmRuntime => Resources::default(),
@@ -392,11 +401,17 @@ impl<'a> Finder<'a> {
         if let Some(entries) = node.as_map() {
             if looks_like_pod_spec(node) {
                 self.add_pod(node, path.clone(), None);
-            } else if looks_like_resources(node.get("resources")) {
+            } else if looks_like_resources(node.get("resources"))
+                && node.get("accessModes").is_none()
+            {
                 self.add_container(node, path.clone(), Shape::Standard, None);
             }
             for e in entries {
                 let Some(key) = e.key.text() else { continue };
+                // PersistentVolumeClaim templates have `resources.requests.storage`: not pods.
+                if matches!(key, "volumeClaimTemplates" | "volumeClaimTemplate") {
+                    continue;
+                }
                 let len = path.len();
                 push_name(path, key);
                 self.generic(&e.value, path, depth + 1);
@@ -512,6 +527,33 @@ mod tests {
         assert_eq!(
             paths,
             ["$['spec']['runner']", "$['spec']['pool']['containers'][0]"]
+        );
+    }
+
+    #[test]
+    fn volume_claim_templates_are_not_containers() {
+        let (s, catalog) = workloads(
+            "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: s}\nspec:\n  template:\n    spec:\n      containers: [{name: c}]\n  volumeClaimTemplates:\n  - metadata: {name: data}\n    spec:\n      accessModes: [ReadWriteOnce]\n      resources: {requests: {storage: 10Gi}}\n",
+        );
+        let w = Workload::of(objects(&s.documents[0]).remove(0), &catalog).unwrap();
+        assert_eq!(w.containers.len(), 1);
+        assert!(!w.generic);
+    }
+
+    #[test]
+    fn kserve_model_blocks_belong_to_the_predictor_pod() {
+        let (s, catalog) = workloads(
+            "apiVersion: serving.kserve.io/v1beta1\nkind: InferenceService\nmetadata: {name: m}\nspec:\n  predictor:\n    volumes: [{name: shm, emptyDir: {medium: Memory}}]\n    model:\n      modelFormat: {name: vllm}\n      resources: {limits: {nvidia.com/gpu: 1}}\n",
+        );
+        let w = Workload::of(objects(&s.documents[0]).remove(0), &catalog).unwrap();
+        let model = w
+            .containers
+            .iter()
+            .find(|c| c.path.ends_with("['model']"))
+            .unwrap();
+        assert_eq!(
+            model.pod.map(|i| w.pods[i].path.as_str()),
+            Some("$['spec']['predictor']")
         );
     }
 

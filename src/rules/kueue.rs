@@ -6,8 +6,12 @@ use crate::source::yaml::Span;
 
 pub const QUEUE_LABEL: &str = "kueue.x-k8s.io/queue-name";
 
+/// Long-running kinds Kueue also admits through its integrations (besides batch kinds).
+const KUEUE_SERVING_KINDS: &[&str] = &["RayCluster", "LeaderWorkerSet"];
+
 pub fn check(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {
-    if !w.batch || !w.containers.iter().any(|c| is_gpu_container(cx, c)) {
+    let queued = w.batch || KUEUE_SERVING_KINDS.contains(&w.object.id.kind.as_str());
+    if !queued || !w.containers.iter().any(|c| is_gpu_container(cx, c)) {
         return;
     }
     let namespace = w.object.id.namespace.as_deref().unwrap_or("default");

@@ -60,8 +60,10 @@ pub fn discover(paths: &[PathBuf], config: &Config) -> (Vec<Input>, Vec<String>)
             match entry {
                 Ok(e) => {
                     let p = e.path();
+                    // The config file is not a manifest.
                     if e.file_type().is_some_and(|t| t.is_file())
                         && is_yaml(p)
+                        && e.file_name() != crate::config::FILE_NAME
                         && !config.is_excluded(p)
                     {
                         inputs.push(Input::File(p.to_path_buf()));
