@@ -57,6 +57,24 @@ pub struct LintArgs {
     /// Exit 1 when a finding at or above this severity remains.
     #[arg(long, value_enum, default_value_t = FailOn::Warning)]
     pub fail_on: FailOn,
+    /// Apply the fixes in place (verified first; atomic writes).
+    #[arg(long)]
+    pub fix: bool,
+    /// With --fix: print a unified diff of the fixes and write nothing.
+    #[arg(long, requires = "fix", conflicts_with_all = ["patch", "commit"])]
+    pub diff: bool,
+    /// With --fix: write a `git apply`-able patch to FILE and no manifest.
+    #[arg(long, value_name = "FILE", requires = "fix", conflicts_with = "commit")]
+    pub patch: Option<PathBuf>,
+    /// With --fix: apply the fixes and commit exactly the fixed files on the current branch.
+    #[arg(long, requires = "fix")]
+    pub commit: bool,
+    /// With --commit: the commit message's first line.
+    #[arg(long, value_name = "M", requires = "commit")]
+    pub message: Option<String>,
+    /// Also apply fixes marked unsafe (e.g. renaming an unknown GPU resource).
+    #[arg(long)]
+    pub unsafe_fixes: bool,
 }
 
 #[derive(Args, Debug, Clone)]

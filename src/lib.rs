@@ -5,8 +5,10 @@
 
 pub mod cli;
 pub mod config;
+pub mod fix;
 pub mod k8s;
 pub mod lint;
+pub mod metrics;
 pub mod report;
 pub mod rules;
 pub mod source;

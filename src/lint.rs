@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use rayon::prelude::*;
 
 use crate::config::Config;
+use crate::fix::resources::Target;
 use crate::k8s::catalog::Catalog;
 use crate::k8s::gpu::GpuNames;
 use crate::k8s::workload::{objects, Workload};
@@ -132,15 +133,10 @@ impl Linter {
     pub fn run(&self, paths: &[PathBuf]) -> Run {
         let (files, errors) = self.load(paths);
         let facts = repo_facts(&files);
-        let cx = Context {
-            gpu_names: &self.gpu_names,
-            facts: &facts,
-            kueue_required: self.config.kueue_required,
-        };
         let per_file: Vec<Vec<Finding>> = files
             .par_iter()
             .enumerate()
-            .map(|(index, file)| self.lint_file(&cx, index, file))
+            .map(|(index, file)| self.lint_file(&facts, index, file))
             .collect();
         Run {
             files,
@@ -149,10 +145,20 @@ impl Linter {
         }
     }
 
-    fn lint_file(&self, cx: &Context, index: usize, file: &SourceFile) -> Vec<Finding> {
+    /// Lints one file; `index` is its place in the run's file list.
+    pub fn lint_file(&self, facts: &RepoFacts, index: usize, file: &SourceFile) -> Vec<Finding> {
         let comments = suppression_comments(&file.stream.comments);
         let mut findings = Vec::new();
-        for doc in &file.stream.documents {
+        for (document, doc) in file.stream.documents.iter().enumerate() {
+            let cx = Context {
+                gpu_names: &self.gpu_names,
+                facts,
+                kueue_required: self.config.kueue_required,
+                target: Target {
+                    text: &file.stream.text,
+                    document,
+                },
+            };
             for object in objects(doc) {
                 let Some(workload) = Workload::of(object, &self.catalog) else {
                     continue;
@@ -163,7 +169,7 @@ impl Linter {
                     .flat_map(|v| v.split(','))
                     .filter_map(|s| rules::rule(s.trim()).map(|r| r.id.to_string()))
                     .collect();
-                for hit in rules::check_workload(cx, &workload) {
+                for hit in rules::check_workload(&cx, &workload) {
                     let Some(info) = rules::rule(hit.rule) else {
                         continue;
                     };
@@ -191,6 +197,7 @@ impl Linter {
                         object: workload.object.id.clone(),
                         container: hit.container,
                         fixable: hit.fixable,
+                        fix: hit.fix,
                         suppression,
                     });
                 }
@@ -235,7 +242,7 @@ fn load_input(input: Input) -> Result<SourceFile, InputError> {
 }
 
 /// Kueue LocalQueues defined anywhere in the input.
-fn repo_facts(files: &[SourceFile]) -> RepoFacts {
+pub fn repo_facts(files: &[SourceFile]) -> RepoFacts {
     let mut facts = RepoFacts::default();
     for file in files {
         for doc in &file.stream.documents {

@@ -130,9 +130,20 @@ fn lint(args: &LintArgs) -> u8 {
         ignore: resolve(&args.ignore),
     };
     let linter = Linter::new(config, selection);
-    let run = linter.run(&args.common.paths);
+    let mut run = linter.run(&args.common.paths);
+    let mut show_findings = true;
+    if args.fix {
+        match fix(args, &linter, &run) {
+            Err(code) => return code,
+            Ok(FixOutcome::Written) => run = linter.run(&args.common.paths),
+            Ok(FixOutcome::NothingWritten) => {}
+        }
+        // --diff and --patch print (or write) the change only, like `ruff --diff`.
+        show_findings = !args.diff && args.patch.is_none();
+    }
     let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
     match args.format {
+        _ if !show_findings => eprint!("{}", report::human::summary(&run)),
         Format::Human => print(&report::human::render(&run, color)),
         Format::Json => print(&format!("{:#}\n", report::json::render(&run))),
         Format::Sarif => print(&format!("{:#}\n", report::sarif::render(&run))),
@@ -150,6 +161,82 @@ fn lint(args: &LintArgs) -> u8 {
     } else {
         0
     }
+}
+
+enum FixOutcome {
+    /// Manifests changed: lint again to report what remains.
+    Written,
+    /// --diff, --patch, or nothing to fix: the lint result stands.
+    NothingWritten,
+}
+
+fn fix(args: &LintArgs, linter: &Linter, run: &gpulint::lint::Run) -> Result<FixOutcome, u8> {
+    let plan = gpulint::fix::apply::plan(linter, run, args.unsafe_fixes);
+    if plan.stdin_fixable > 0 {
+        eprintln!(
+            "note: {} fixable finding(s) in stdin: stdin can be linted but not fixed; run on the files",
+            plan.stdin_fixable
+        );
+    }
+    if plan.unsafe_skipped > 0 {
+        eprintln!(
+            "note: {} fix(es) are unsafe and were not applied (use --unsafe-fixes)",
+            plan.unsafe_skipped
+        );
+    }
+    for r in &plan.rejected {
+        eprintln!("not fixed: {}:{}: {}: {}", r.file, r.line, r.rule, r.reason);
+    }
+    if args.diff {
+        print(&gpulint::fix::patch::diff(&plan));
+        return Ok(FixOutcome::NothingWritten);
+    }
+    if let Some(path) = &args.patch {
+        let text = gpulint::fix::patch::patch(&plan).map_err(|e| {
+            eprintln!("error: {e}");
+            EXIT_ERROR
+        })?;
+        std::fs::write(path, text).map_err(|e| {
+            eprintln!("error: {}: cannot write the patch: {e}", path.display());
+            EXIT_ERROR
+        })?;
+        eprintln!("wrote {} ({} file(s))", path.display(), plan.files.len());
+        return Ok(FixOutcome::NothingWritten);
+    }
+    if plan.files.is_empty() {
+        eprintln!("nothing to fix");
+        return Ok(FixOutcome::NothingWritten);
+    }
+    if args.commit {
+        let id = gpulint::fix::commit::commit(&plan, args.message.as_deref()).map_err(|e| {
+            eprintln!("error: {e}");
+            EXIT_ERROR
+        })?;
+        report_changes(&plan);
+        eprintln!("committed {id}");
+        println!("{id}");
+    } else {
+        gpulint::fix::apply::write(&plan).map_err(|e| {
+            eprintln!("error: {e}");
+            EXIT_ERROR
+        })?;
+        report_changes(&plan);
+    }
+    Ok(FixOutcome::Written)
+}
+
+fn report_changes(plan: &gpulint::fix::apply::FixPlan) {
+    let mut count = 0;
+    for f in &plan.files {
+        for a in &f.applied {
+            eprintln!(
+                "fixed {}:{}: {} {} ({})",
+                f.name, a.line, a.rule, a.description, a.object
+            );
+            count += 1;
+        }
+    }
+    eprintln!("fixed {count} finding(s) in {} file(s)", plan.files.len());
 }
 
 fn inventory(common: &CommonArgs, format: InventoryFormat) -> u8 {

@@ -1,6 +1,8 @@
 //! GPU001–GPU005: the API server's rules for extended resources, resource names, placeholders.
 
 use super::{container_label, Context, Hit};
+use crate::fix::edit::Applicability;
+use crate::fix::resources::{rename_resource, set_quantity, Side};
 use crate::k8s::gpu::{is_placeholder, GpuName};
 use crate::k8s::quantity::Quantity;
 use crate::k8s::workload::{Container, Workload};
@@ -41,6 +43,11 @@ fn judge_gpu(node: &Node) -> Judged {
     }
 }
 
+pub(crate) fn scalar_style(node: &Node) -> crate::source::yaml::ScalarStyle {
+    node.as_scalar()
+        .map_or(crate::source::yaml::ScalarStyle::Plain, |s| s.style)
+}
+
 fn quoted(node: &Node) -> String {
     match node.text() {
         Some(t) => format!("`{t}`"),
@@ -67,13 +74,17 @@ fn unknown_name_hit(cx: &Context, c: &Container, name: &str, key: &Node) -> Hit 
         Some(s) => format!("did you mean `{s}`?"),
         None => "unknown GPU resource".to_string(),
     };
+    let fix = suggestion
+        .as_deref()
+        .filter(|s| !s.contains('<'))
+        .and_then(|to| rename_resource(&cx.target, c, name, to));
     Hit::new("GPU004", key.span, message, label)
+        .with_fix(fix)
         .help(
             "use a known name (nvidia.com/gpu, nvidia.com/mig-<g>g.<mem>gb, amd.com/gpu, \
              gpu.intel.com/i915, gpu.intel.com/xe) or add yours to `gpu_resources` in .gpulint.yaml",
         )
         .container(c)
-        .fixable(suggestion.is_some_and(|s| !s.contains('<')))
 }
 
 fn check_names(cx: &Context, c: &Container, hits: &mut Vec<Hit>) {
@@ -142,6 +153,18 @@ fn check_counts(cx: &Context, c: &Container, hits: &mut Vec<Hit>) {
         match (request, limit) {
             (Some(req), None) => {
                 let value = req.value.text().unwrap_or_default();
+                let fix = match valid.first() {
+                    Some(Some(_)) => set_quantity(
+                        &cx.target,
+                        c,
+                        Side::Limits,
+                        name,
+                        value,
+                        scalar_style(req.value),
+                        Applicability::Safe,
+                    ),
+                    _ => None,
+                };
                 hits.push(
                     Hit::new(
                         "GPU001",
@@ -157,7 +180,7 @@ fn check_counts(cx: &Context, c: &Container, hits: &mut Vec<Hit>) {
                         "add `limits: {{{name}: {value}}}` (or set it in limits only)"
                     ))
                     .container(c)
-                    .fixable(matches!(valid.first(), Some(Some(_)))),
+                    .with_fix(fix),
                 );
             }
             (Some(req), Some(lim)) => {
@@ -181,7 +204,15 @@ fn check_counts(cx: &Context, c: &Container, hits: &mut Vec<Hit>) {
                             )
                             .help(format!("set the request to the limit ({lv}), or drop the request: it defaults to the limit"))
                             .container(c)
-                            .fixable(true),
+                            .with_fix(set_quantity(
+                                &cx.target,
+                                c,
+                                Side::Requests,
+                                name,
+                                lv,
+                                scalar_style(req.value),
+                                Applicability::Safe,
+                            )),
                         );
                     }
                 }

@@ -14,6 +14,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
+use crate::fix::edit::Fix;
+use crate::fix::resources::Target;
 use crate::k8s::gpu::GpuNames;
 use crate::k8s::workload::{Container, ObjectRef, Workload};
 use crate::source::yaml::Span;
@@ -201,6 +203,7 @@ pub struct Hit {
     pub help: Option<String>,
     pub container: Option<String>,
     pub fixable: bool,
+    pub fix: Option<Fix>,
 }
 
 impl Hit {
@@ -213,7 +216,15 @@ impl Hit {
             help: None,
             container: None,
             fixable: false,
+            fix: None,
         }
+    }
+
+    /// Attaches a fix; the finding is fixable when there is one.
+    pub fn with_fix(mut self, fix: Option<Fix>) -> Hit {
+        self.fixable = self.fixable || fix.is_some();
+        self.fix = fix;
+        self
     }
 
     pub fn help(mut self, help: impl Into<String>) -> Hit {
@@ -223,11 +234,6 @@ impl Hit {
 
     pub fn container(mut self, c: &Container) -> Hit {
         self.container = c.name.map(str::to_string);
-        self
-    }
-
-    pub fn fixable(mut self, fixable: bool) -> Hit {
-        self.fixable = fixable;
         self
     }
 }
@@ -244,6 +250,8 @@ pub struct Context<'a> {
     pub gpu_names: &'a GpuNames,
     pub facts: &'a RepoFacts,
     pub kueue_required: bool,
+    /// The file text and the document being checked, for fixes.
+    pub target: Target<'a>,
 }
 
 /// Runs every rule family on one workload.
@@ -289,6 +297,7 @@ pub struct Finding {
     pub object: ObjectRef,
     pub container: Option<String>,
     pub fixable: bool,
+    pub fix: Option<Fix>,
     pub suppression: Option<Suppression>,
 }
 
@@ -355,13 +364,14 @@ pub(crate) mod test_support {
         assert_eq!(stream.error, None, "test YAML must parse");
         let catalog = Catalog::builtin();
         let names = GpuNames::default();
-        let cx = Context {
-            gpu_names: &names,
-            facts,
-            kueue_required,
-        };
         let mut out = Vec::new();
-        for doc in &stream.documents {
+        for (document, doc) in stream.documents.iter().enumerate() {
+            let cx = Context {
+                gpu_names: &names,
+                facts,
+                kueue_required,
+                target: Target { text, document },
+            };
             for obj in objects(doc) {
                 if let Some(w) = Workload::of(obj, &catalog) {
                     for h in check_workload(&cx, &w) {

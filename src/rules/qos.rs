@@ -1,17 +1,20 @@
 //! QOS001–QOS003: Guaranteed QoS for GPU containers (requests = limits for CPU and memory).
 
+use super::gpu::scalar_style;
 use super::{container_anchor, container_label, is_gpu_container, Context, Hit};
+use crate::fix::edit::Applicability;
+use crate::fix::resources::{set_quantity, Side};
 use crate::k8s::workload::{Container, Workload};
 
 pub fn check(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {
     for c in w.containers.iter().filter(|c| c.spark.is_none()) {
         if is_gpu_container(cx, c) {
-            check_container(c, hits);
+            check_container(cx, c, hits);
         }
     }
 }
 
-fn check_container(c: &Container, hits: &mut Vec<Hit>) {
+fn check_container(cx: &Context, c: &Container, hits: &mut Vec<Hit>) {
     let r = &c.resources;
     let who = container_label(c);
     if r.limits.get("memory").is_none() {
@@ -54,7 +57,15 @@ fn check_container(c: &Container, hits: &mut Vec<Hit>) {
                         )
                         .help(format!("set the {resource} request to the limit ({lv})"))
                         .container(c)
-                        .fixable(true),
+                        .with_fix(set_quantity(
+                            &cx.target,
+                            c,
+                            Side::Requests,
+                            resource,
+                            lv,
+                            scalar_style(req.value),
+                            Applicability::Safe,
+                        )),
                     );
                 }
             }

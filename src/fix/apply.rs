@@ -1,0 +1,301 @@
+//! Plans fixes for a run and writes them: non-overlapping fixes are applied together, verified
+//! (re-parsed, only the intended fields changed), and the file is linted again until nothing
+//! changes (bounded, like ruff). Nothing is written until every file's fixed text is known;
+//! writes are atomic and a failure restores every file already written.
+
+use std::collections::HashSet;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use super::edit::{apply, overlaps, verify, Applicability, Fix, Rejected};
+use crate::lint::{repo_facts, Linter, Run, SourceFile};
+use crate::rules::Finding;
+use crate::source::discover::Input;
+use crate::source::yaml::Stream;
+
+/// Re-lint rounds per file: overlapping fixes are applied one round after the other.
+const MAX_ROUNDS: usize = 10;
+
+#[derive(Clone, Debug)]
+pub struct AppliedFix {
+    pub rule: &'static str,
+    /// 1-based line (in the text as fixed by the rounds before).
+    pub line: usize,
+    pub object: String,
+    pub description: String,
+}
+
+/// A fixed file, not written yet.
+#[derive(Clone, Debug)]
+pub struct FileFix {
+    pub path: PathBuf,
+    pub name: String,
+    pub original: String,
+    pub fixed: String,
+    pub applied: Vec<AppliedFix>,
+}
+
+/// A fix that was dropped because verification failed.
+#[derive(Clone, Debug)]
+pub struct RejectedFix {
+    pub file: String,
+    pub line: usize,
+    pub rule: &'static str,
+    pub reason: String,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct FixPlan {
+    pub files: Vec<FileFix>,
+    pub rejected: Vec<RejectedFix>,
+    /// Fixable findings in stdin, which cannot be fixed in place.
+    pub stdin_fixable: usize,
+    /// Fixable findings left out because their fix is unsafe and `--unsafe-fixes` was not given.
+    pub unsafe_skipped: usize,
+}
+
+fn allowed(f: &Finding, unsafe_fixes: bool) -> bool {
+    f.suppression.is_none()
+        && f.fix
+            .as_ref()
+            .is_some_and(|fix| unsafe_fixes || fix.applicability == Applicability::Safe)
+}
+
+fn fix_id(f: &Finding) -> (&'static str, String) {
+    let desc = f
+        .fix
+        .as_ref()
+        .map(|x| x.description.clone())
+        .unwrap_or_default();
+    (f.rule.id, format!("{}:{desc}", f.object.display_name()))
+}
+
+/// Computes the fixed text of every file with fixable findings.
+pub fn plan(linter: &Linter, run: &Run, unsafe_fixes: bool) -> FixPlan {
+    let facts = repo_facts(&run.files);
+    let mut plan = FixPlan::default();
+    for (index, file) in run.files.iter().enumerate() {
+        let findings: Vec<&Finding> = run.findings.iter().filter(|f| f.file == index).collect();
+        plan.unsafe_skipped += findings
+            .iter()
+            .filter(|f| f.suppression.is_none())
+            .filter(|f| {
+                f.fix
+                    .as_ref()
+                    .is_some_and(|x| x.applicability == Applicability::Unsafe)
+            })
+            .filter(|_| !unsafe_fixes)
+            .count();
+        let fixable: Vec<Finding> = findings
+            .into_iter()
+            .filter(|f| allowed(f, unsafe_fixes))
+            .cloned()
+            .collect();
+        if fixable.is_empty() {
+            continue;
+        }
+        let Input::File(path) = &file.input else {
+            plan.stdin_fixable += fixable.len();
+            continue;
+        };
+        let mut state = FileState::new(file);
+        state.run(linter, &facts, index, fixable, unsafe_fixes);
+        plan.rejected.extend(state.rejected);
+        if state.text.as_str() != &*file.stream.text {
+            plan.files.push(FileFix {
+                path: path.clone(),
+                name: file.name.clone(),
+                original: file.stream.text.to_string(),
+                fixed: state.text,
+                applied: state.applied,
+            });
+        }
+    }
+    plan
+}
+
+struct FileState<'f> {
+    file: &'f SourceFile,
+    text: String,
+    stream: Stream,
+    applied: Vec<AppliedFix>,
+    rejected: Vec<RejectedFix>,
+    /// Fixes that failed verification once: never retried.
+    dropped: HashSet<(&'static str, String)>,
+}
+
+impl<'f> FileState<'f> {
+    fn new(file: &'f SourceFile) -> Self {
+        FileState {
+            file,
+            text: file.stream.text.to_string(),
+            stream: file.stream.clone(),
+            applied: Vec::new(),
+            rejected: Vec::new(),
+            dropped: HashSet::new(),
+        }
+    }
+
+    fn line_of(&self, f: &Finding) -> usize {
+        self.stream.line_col(f.span.start).0
+    }
+
+    fn reject(&mut self, f: &Finding, why: Rejected) {
+        let reason = match why {
+            Rejected::Unparsable(e) => format!("the fixed file would not parse: {e}"),
+            Rejected::Unintended => {
+                "the edit would change more than the intended field (an anchor/alias or an \
+                 unusual layout); fix it by hand"
+                    .to_string()
+            }
+        };
+        self.rejected.push(RejectedFix {
+            file: self.file.name.clone(),
+            line: self.line_of(f),
+            rule: f.rule.id,
+            reason,
+        });
+        self.dropped.insert(fix_id(f));
+    }
+
+    fn try_apply(&self, picked: &[&Finding]) -> Result<(String, Stream), Rejected> {
+        let fixes: Vec<&Fix> = picked.iter().filter_map(|f| f.fix.as_ref()).collect();
+        let edits: Vec<_> = fixes.iter().flat_map(|f| f.edits.iter().cloned()).collect();
+        let fixed = apply(&self.text, &edits).ok_or(Rejected::Unintended)?;
+        let stream = verify(&self.stream, &fixed, &fixes)?;
+        Ok((fixed, stream))
+    }
+
+    fn run(
+        &mut self,
+        linter: &Linter,
+        facts: &crate::rules::RepoFacts,
+        index: usize,
+        mut findings: Vec<Finding>,
+        unsafe_fixes: bool,
+    ) {
+        for _ in 0..MAX_ROUNDS {
+            findings.retain(|f| allowed(f, unsafe_fixes) && !self.dropped.contains(&fix_id(f)));
+            findings.sort_by_key(|f| {
+                f.fix
+                    .as_ref()
+                    .and_then(|x| x.edits.first())
+                    .map(|e| e.start)
+            });
+            let mut picked: Vec<&Finding> = Vec::new();
+            for f in &findings {
+                let fix = f.fix.as_ref();
+                if fix.is_some_and(|x| {
+                    picked
+                        .iter()
+                        .all(|p| p.fix.as_ref().is_none_or(|y| !overlaps(x, y)))
+                }) {
+                    picked.push(f);
+                }
+            }
+            if picked.is_empty() {
+                return;
+            }
+            let outcome = match self.try_apply(&picked) {
+                Ok(done) => Some((done, picked.clone())),
+                Err(_) => {
+                    // Find the culprits: keep the fixes that verify on their own.
+                    let mut good = Vec::new();
+                    for f in &picked {
+                        match self.try_apply(&[f]) {
+                            Ok(_) => good.push(*f),
+                            Err(why) => self.reject(f, why),
+                        }
+                    }
+                    match self.try_apply(&good) {
+                        Ok(done) => Some((done, good)),
+                        Err(_) => good
+                            .first()
+                            .and_then(|f| self.try_apply(&[f]).ok().map(|d| (d, vec![*f]))),
+                    }
+                }
+            };
+            let Some(((fixed, stream), used)) = outcome else {
+                return;
+            };
+            for f in &used {
+                let line = self.line_of(f);
+                self.applied.push(AppliedFix {
+                    rule: f.rule.id,
+                    line,
+                    object: f.object.display_name(),
+                    description: f
+                        .fix
+                        .as_ref()
+                        .map(|x| x.description.clone())
+                        .unwrap_or_default(),
+                });
+            }
+            self.text = fixed;
+            self.stream = stream;
+            let relinted = SourceFile {
+                input: self.file.input.clone(),
+                name: self.file.name.clone(),
+                stream: self.stream.clone(),
+            };
+            findings = linter.lint_file(facts, index, &relinted);
+        }
+    }
+}
+
+/// Writes `text` to `path` atomically: a temp file in the same folder, fsync, rename. The file
+/// keeps its permissions.
+fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
+    let temp = dir.join(format!(".{name}.gpulint-{}.tmp", std::process::id()));
+    let result = (|| {
+        let permissions = std::fs::metadata(path)?.permissions();
+        let mut f = std::fs::File::create(&temp)?;
+        f.write_all(text.as_bytes())?;
+        f.sync_all()?;
+        std::fs::set_permissions(&temp, permissions)?;
+        std::fs::rename(&temp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    result
+}
+
+/// Writes every fixed file; on a failure, files already written get their original text back.
+pub fn write(plan: &FixPlan) -> Result<(), String> {
+    let mut written: Vec<&FileFix> = Vec::new();
+    for f in &plan.files {
+        // The file must still be what was linted: never overwrite a concurrent change.
+        match std::fs::read(&f.path) {
+            Ok(now) if now == f.original.as_bytes() => {}
+            Ok(_) => {
+                restore(&written);
+                return Err(format!(
+                    "{}: changed while gpulint ran; nothing written",
+                    f.name
+                ));
+            }
+            Err(e) => {
+                restore(&written);
+                return Err(format!("{}: {e}; nothing written", f.name));
+            }
+        }
+        if let Err(e) = write_atomic(&f.path, &f.fixed) {
+            restore(&written);
+            return Err(format!("{}: cannot write: {e}; nothing written", f.name));
+        }
+        written.push(f);
+    }
+    Ok(())
+}
+
+fn restore(written: &[&FileFix]) {
+    for f in written {
+        let _ = write_atomic(&f.path, &f.original);
+    }
+}

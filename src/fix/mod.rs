@@ -1,0 +1,8 @@
+//! Fixes that land: byte-range edits on the origin file, verified before anything is written,
+//! written atomically, shown as a diff, a patch or a commit.
+
+pub mod apply;
+pub mod commit;
+pub mod edit;
+pub mod patch;
+pub mod resources;

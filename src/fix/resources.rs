@@ -1,0 +1,223 @@
+//! Fixes on a container's `resources`: set a quantity in `requests` or `limits`, in place when
+//! the key exists, else inserted in the style of its siblings (block or flow, quoting,
+//! indentation, line endings), creating the `requests:`/`limits:` mapping when it is missing.
+
+use super::edit::{
+    column, line_end, newline, parse_path, render_scalar, sibling_style, Applicability, Edit,
+    FieldChange, Fix, Segment,
+};
+use crate::k8s::workload::{Container, ResourceList};
+use crate::source::yaml::{Node, ScalarStyle};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    Requests,
+    Limits,
+}
+
+impl Side {
+    pub fn key(self) -> &'static str {
+        match self {
+            Side::Requests => "requests",
+            Side::Limits => "limits",
+        }
+    }
+
+    fn other(self) -> Side {
+        match self {
+            Side::Requests => Side::Limits,
+            Side::Limits => Side::Requests,
+        }
+    }
+}
+
+/// Where an edit lands: the text and the document it belongs to.
+pub struct Target<'t> {
+    pub text: &'t str,
+    pub document: usize,
+}
+
+fn list<'a, 'c>(c: &'c Container<'a>, side: Side) -> &'c ResourceList<'a> {
+    match side {
+        Side::Requests => &c.resources.requests,
+        Side::Limits => &c.resources.limits,
+    }
+}
+
+fn field_path(c: &Container, side: Side, name: &str) -> Option<Vec<Segment>> {
+    let mut path = parse_path(&c.path)?;
+    path.push(Segment::Key("resources".into()));
+    path.push(Segment::Key(side.key().into()));
+    path.push(Segment::Key(name.into()));
+    Some(path)
+}
+
+/// Inserts `key: value` as a new last entry of a non-empty mapping, in its style.
+fn insert_entry(text: &str, mapping: &Node, key: &str, value: &str) -> Option<Edit> {
+    let entries = mapping.as_map()?;
+    let last = entries.last()?;
+    if mapping.flow {
+        return Some(Edit {
+            start: last.value.span.end,
+            end: last.value.span.end,
+            content: format!(", {key}: {value}"),
+        });
+    }
+    let first = entries.first()?;
+    let indent = column(text, first.key.span.start);
+    // A key that does not start its line (`- name: x`) cannot tell the indentation.
+    let prefix = text.get(first.key.span.start - indent..first.key.span.start)?;
+    if !prefix.chars().all(|c| c == ' ') {
+        return None;
+    }
+    let at = line_end(text, last.value.span.end.max(last.key.span.end));
+    Some(Edit {
+        start: at,
+        end: at,
+        content: format!("{}{}{key}: {value}", newline(text), " ".repeat(indent)),
+    })
+}
+
+/// Sets `resources.<side>.<name>` of a container to `value`.
+pub fn set_quantity(
+    target: &Target,
+    c: &Container,
+    side: Side,
+    name: &str,
+    value: &str,
+    style: ScalarStyle,
+    applicability: Applicability,
+) -> Option<Fix> {
+    let text = target.text;
+    let resources = c.resources.node?;
+    if resources.via_alias || c.node.via_alias {
+        return None;
+    }
+    let this = list(c, side);
+    let old = this
+        .get(name)
+        .and_then(|q| q.value.text())
+        .unwrap_or("(none)")
+        .to_string();
+    let edit = if let Some(existing) = this.get(name) {
+        if existing.value.via_alias {
+            return None;
+        }
+        let style = existing.value.as_scalar().map_or(style, |s| s.style);
+        Edit {
+            start: existing.value.span.start,
+            end: existing.value.span.end,
+            content: render_scalar(value, style),
+        }
+    } else if let Some(mapping) = this
+        .node
+        .filter(|n| n.as_map().is_some_and(|m| !m.is_empty()))
+    {
+        if mapping.via_alias {
+            return None;
+        }
+        let style = match sibling_style(Some(mapping)) {
+            ScalarStyle::Plain => style,
+            quoted => quoted,
+        };
+        insert_entry(text, mapping, name, &render_scalar(value, style))?
+    } else if let (Some(mapping), true) = (this.node, this.node.is_some_and(|n| n.flow)) {
+        // An empty flow mapping: `limits: {}`.
+        Edit {
+            start: mapping.span.start,
+            end: mapping.span.end,
+            content: format!("{{{name}: {}}}", render_scalar(value, style)),
+        }
+    } else if this.node.is_none() {
+        create_list(text, c, side, name, &render_scalar(value, style))?
+    } else {
+        return None;
+    };
+    Some(Fix {
+        edits: vec![edit],
+        applicability,
+        document: target.document,
+        changes: vec![FieldChange::Set {
+            path: field_path(c, side, name)?,
+            value: value.to_string(),
+        }],
+        description: format!("{}.{name}: {old} -> {value}", side.key()),
+    })
+}
+
+/// Adds a missing `requests:`/`limits:` mapping to `resources`, shaped like its sibling.
+fn create_list(text: &str, c: &Container, side: Side, name: &str, value: &str) -> Option<Edit> {
+    let resources = c.resources.node?;
+    let sibling = list(c, side.other()).node;
+    let key = side.key();
+    let entries = resources.as_map()?;
+    if resources.flow || entries.is_empty() {
+        if entries.is_empty() && resources.flow {
+            return Some(Edit {
+                start: resources.span.start,
+                end: resources.span.end,
+                content: format!("{{{key}: {{{name}: {value}}}}}"),
+            });
+        }
+        let last = entries.last()?;
+        return Some(Edit {
+            start: last.value.span.end,
+            end: last.value.span.end,
+            content: format!(", {key}: {{{name}: {value}}}"),
+        });
+    }
+    let first = entries.first()?;
+    let indent = column(text, first.key.span.start);
+    let body = match sibling {
+        Some(s) if s.flow => format!(" {{{name}: {value}}}"),
+        Some(s) => {
+            let child = s.as_map().and_then(|m| m.first())?;
+            let child_indent = column(text, child.key.span.start);
+            if child_indent <= indent {
+                return None;
+            }
+            format!(
+                "{}{}{name}: {value}",
+                newline(text),
+                " ".repeat(child_indent)
+            )
+        }
+        None => format!("{}{}{name}: {value}", newline(text), " ".repeat(indent + 2)),
+    };
+    let last = entries.last()?;
+    let at = line_end(text, last.value.span.end.max(last.key.span.end));
+    Some(Edit {
+        start: at,
+        end: at,
+        content: format!("{}{}{key}:{body}", newline(text), " ".repeat(indent)),
+    })
+}
+
+/// Renames a resource key (GPU004's typo fix) in both requests and limits.
+pub fn rename_resource(target: &Target, c: &Container, from: &str, to: &str) -> Option<Fix> {
+    let mut edits = Vec::new();
+    let mut changes = Vec::new();
+    for side in [Side::Requests, Side::Limits] {
+        if let Some(q) = list(c, side).get(from) {
+            if q.key.via_alias || list(c, side).get(to).is_some() {
+                return None;
+            }
+            edits.push(Edit {
+                start: q.key.span.start,
+                end: q.key.span.end,
+                content: render_scalar(to, ScalarStyle::Plain),
+            });
+            changes.push(FieldChange::Rename {
+                path: field_path(c, side, from)?,
+                to: to.to_string(),
+            });
+        }
+    }
+    (!edits.is_empty()).then(|| Fix {
+        edits,
+        applicability: Applicability::Unsafe,
+        document: target.document,
+        changes,
+        description: format!("rename {from} -> {to}"),
+    })
+}

@@ -1,0 +1,3 @@
+//! Measured usage: the snapshot file, the live Prometheus client, and the recommendation engine.
+
+pub mod usage;

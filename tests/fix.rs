@@ -1,0 +1,381 @@
+//! `--fix`, `--diff`, `--patch` and `--commit`, end to end, with the real `git` CLI.
+//!
+//! Fixture pairs live in testdata/fix/<case>/{input.yaml,expected.yaml}; each runs both ways:
+//! fixing the input gives the expected text byte for byte, and the expected text has nothing
+//! left to fix. Cases named `unsafe-*` run with `--unsafe-fixes`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use assert_cmd::cargo::CommandCargoExt;
+
+const FIX_RULES: &str = "GPU001,GPU002,GPU004,QOS002";
+
+fn gpulint(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = Command::cargo_bin("gpulint")
+        .unwrap()
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn cases() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/fix");
+    let mut cases: Vec<PathBuf> = std::fs::read_dir(root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
+    cases.sort();
+    assert!(cases.len() >= 12, "fixture pairs are missing");
+    cases
+}
+
+#[test]
+fn fixture_pairs_fix_to_expected_and_expected_needs_no_fix() {
+    for case in cases() {
+        let name = case.file_name().unwrap().to_string_lossy().into_owned();
+        let input = std::fs::read(case.join("input.yaml")).unwrap();
+        let expected = std::fs::read(case.join("expected.yaml")).unwrap();
+        let mut args = vec!["case.yaml", "--fix", "--select", FIX_RULES];
+        if name.starts_with("unsafe-") {
+            args.push("--unsafe-fixes");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("case.yaml");
+        std::fs::write(&file, &input).unwrap();
+        let (_, _, stderr) = gpulint(dir.path(), &args);
+        let fixed = std::fs::read(&file).unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&fixed),
+            String::from_utf8_lossy(&expected),
+            "{name}: fixing input.yaml must give expected.yaml\n{stderr}"
+        );
+        // The other direction: nothing left to fix, so the diff is empty.
+        std::fs::write(&file, &expected).unwrap();
+        let mut diff_args = args.clone();
+        diff_args.push("--diff");
+        let (_, stdout, _) = gpulint(dir.path(), &diff_args);
+        assert_eq!(stdout, "", "{name}: expected.yaml must need no fix");
+    }
+}
+
+#[test]
+fn an_edit_through_an_anchor_is_reported_not_written() {
+    let case =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/fix/anchor-not-edited-through-alias");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(case.join("input.yaml"), dir.path().join("x.yaml")).unwrap();
+    let (code, _, stderr) = gpulint(dir.path(), &["x.yaml", "--fix"]);
+    assert_eq!(code, 1, "the finding remains");
+    assert!(stderr.contains("not fixed: x.yaml:"), "{stderr}");
+    assert!(stderr.contains("GPU002"), "{stderr}");
+}
+
+const BROKEN: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: llm\nspec:\n  template:\n    spec:\n      containers:\n        - name: vllm\n          # sized for the 8B model\n          resources:\n            requests:\n              nvidia.com/gpu: 2\n              cpu: \"4\"\n              memory: 24Gi\n            limits:\n              nvidia.com/gpu: 1\n              cpu: \"4\"\n              memory: 24Gi\n";
+
+#[test]
+fn fix_writes_in_place_reports_changes_and_is_idempotent() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("llm.yaml");
+    std::fs::write(&file, BROKEN).unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o640)).unwrap();
+    }
+    let (code, _, stderr) = gpulint(dir.path(), &["llm.yaml", "--fix"]);
+    assert_eq!(code, 0, "nothing left after the fix: {stderr}");
+    assert!(
+        stderr
+            .contains("fixed llm.yaml:13: GPU002 requests.nvidia.com/gpu: 2 -> 1 (Deployment/llm)"),
+        "{stderr}"
+    );
+    let fixed = std::fs::read_to_string(&file).unwrap();
+    assert_eq!(
+        fixed,
+        BROKEN.replace("nvidia.com/gpu: 2", "nvidia.com/gpu: 1")
+    );
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o640, "permissions are kept");
+    }
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert_eq!(leftovers.len(), 1, "no temp files left behind");
+    let (_, _, stderr) = gpulint(dir.path(), &["llm.yaml", "--fix"]);
+    assert!(stderr.contains("nothing to fix"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), fixed);
+}
+
+#[test]
+fn diff_writes_nothing_and_exits_as_a_lint() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("llm.yaml"), BROKEN).unwrap();
+    let (code, stdout, _) = gpulint(dir.path(), &["llm.yaml", "--fix", "--diff"]);
+    assert_eq!(code, 1);
+    insta::assert_snapshot!(stdout);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("llm.yaml")).unwrap(),
+        BROKEN
+    );
+}
+
+fn repo_with(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    git(dir.path(), &["init", "-q", "-b", "main"]);
+    git(dir.path(), &["config", "user.name", "Test User"]);
+    git(dir.path(), &["config", "user.email", "test@example.com"]);
+    for (name, text) in files {
+        let path = dir.path().join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    git(dir.path(), &["add", "-A"]);
+    git(dir.path(), &["commit", "-q", "-m", "initial"]);
+    dir
+}
+
+#[test]
+fn patch_is_accepted_by_git_apply_and_writes_no_manifest() {
+    // The fix lands on the last line of a file without a final newline.
+    let no_newline = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    resources:\n      limits: {nvidia.com/gpu: 1, cpu: 1, memory: 1Gi}\n      requests: {nvidia.com/gpu: 2, cpu: 1, memory: 1Gi}";
+    let repo = repo_with(&[("apps/llm.yaml", BROKEN), ("apps/last.yaml", &no_newline)]);
+    let (code, _, stderr) = gpulint(
+        &repo.path().join("apps"),
+        &[".", "--fix", "--patch", "../fixes.patch"],
+    );
+    assert_eq!(code, 1, "{stderr}");
+    let patch = std::fs::read_to_string(repo.path().join("fixes.patch")).unwrap();
+    assert!(
+        patch.contains("--- a/apps/llm.yaml\n+++ b/apps/llm.yaml"),
+        "{patch}"
+    );
+    assert!(patch.contains("\\ No newline at end of file"), "{patch}");
+    assert_eq!(
+        git(repo.path(), &["status", "--porcelain", "apps"]),
+        "",
+        "no manifest written"
+    );
+    git(repo.path(), &["apply", "--check", "fixes.patch"]);
+    git(repo.path(), &["apply", "fixes.patch"]);
+    let (code, _, _) = gpulint(repo.path(), &["apps"]);
+    assert_eq!(code, 0, "after git apply nothing is left");
+}
+
+#[test]
+fn commit_commits_exactly_the_fixed_files() {
+    let clean = BROKEN.replace("nvidia.com/gpu: 2", "nvidia.com/gpu: 1");
+    let repo = repo_with(&[
+        ("llm.yaml", BROKEN),
+        ("ok.yaml", &clean),
+        ("notes.md", "x\n"),
+    ]);
+    std::fs::write(repo.path().join("notes.md"), "user's own edit\n").unwrap();
+    let (code, stdout, stderr) = gpulint(
+        repo.path(),
+        &[".", "--fix", "--commit", "--message", "Fix GPU requests"],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let id = stdout.lines().next().unwrap_or_default();
+    assert_eq!(git(repo.path(), &["rev-parse", "HEAD"]).trim(), id);
+    let show = git(
+        repo.path(),
+        &["show", "--name-only", "--format=%an|%s%n%b", "HEAD"],
+    );
+    assert!(show.starts_with("Test User|Fix GPU requests"), "{show}");
+    assert!(
+        show.contains("- llm.yaml:13: GPU002 requests.nvidia.com/gpu: 2 -> 1"),
+        "{show}"
+    );
+    let files: Vec<&str> = show
+        .lines()
+        .filter(|l| l.ends_with(".yaml") || l.ends_with(".md"))
+        .collect();
+    assert_eq!(files, ["llm.yaml"], "{show}");
+    // The user's unrelated change is untouched and uncommitted.
+    assert_eq!(
+        git(repo.path(), &["status", "--porcelain"]),
+        " M notes.md\n"
+    );
+}
+
+#[test]
+fn commit_refuses_when_a_fixed_file_has_uncommitted_changes() {
+    let repo = repo_with(&[("llm.yaml", BROKEN)]);
+    let edited = format!("{BROKEN}# my local note\n");
+    std::fs::write(repo.path().join("llm.yaml"), &edited).unwrap();
+    let (code, _, stderr) = gpulint(repo.path(), &[".", "--fix", "--commit"]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("llm.yaml: has uncommitted changes"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(repo.path().join("llm.yaml")).unwrap(),
+        edited
+    );
+    assert_eq!(
+        git(repo.path(), &["rev-list", "--count", "HEAD"]).trim(),
+        "1"
+    );
+}
+
+#[test]
+fn commit_outside_a_repository_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("llm.yaml"), BROKEN).unwrap();
+    let (code, _, stderr) = gpulint(dir.path(), &["llm.yaml", "--fix", "--commit"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("not inside a git repository"), "{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("llm.yaml")).unwrap(),
+        BROKEN
+    );
+}
+
+#[test]
+fn stdin_is_linted_but_not_fixed() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::cargo_bin("gpulint")
+        .unwrap()
+        .current_dir(dir.path())
+        .args(["-", "--fix"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(BROKEN.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("stdin can be linted but not fixed"),
+        "{stderr}"
+    );
+}
+
+/// Every real manifest with a GPU block: break it (change a request, drop a limit), fix it, and
+/// check that it parses, that only that block changed, and that every comment survived.
+#[test]
+fn broken_copies_of_real_manifests_are_repaired() {
+    let raw = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/corpus/raw");
+    let mut files = Vec::new();
+    let mut stack = vec![raw.clone()];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "yaml" || x == "yml") {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    let mut repaired = 0;
+    for path in files {
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        // A few upstream files are not valid YAML: nothing to repair there.
+        if gpulint::source::yaml::Stream::parse(&text).error.is_some() {
+            continue;
+        }
+        // Break the first `nvidia.com/gpu: N` limit line that has a matching request by
+        // changing the request to N+1, the most common hand-edit mistake (GPU002).
+        let Some((line_no, line)) = text.lines().enumerate().find(|(_, l)| {
+            l.trim_start().starts_with("nvidia.com/gpu: ")
+                && l.trim_end().ends_with(|c: char| c.is_ascii_digit())
+        }) else {
+            continue;
+        };
+        let value: String = line
+            .trim()
+            .trim_start_matches("nvidia.com/gpu: ")
+            .to_string();
+        let Ok(n) = value.trim_matches('"').parse::<u32>() else {
+            continue;
+        };
+        let broken_line = line.replace(
+            &format!("nvidia.com/gpu: {value}"),
+            &format!("nvidia.com/gpu: {}", n + 1),
+        );
+        let mut lines: Vec<&str> = text.lines().collect();
+        lines[line_no] = &broken_line;
+        let mut broken = lines.join("\n");
+        if text.ends_with('\n') {
+            broken.push('\n');
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("m.yaml");
+        std::fs::write(&file, &broken).unwrap();
+        let (code, _, stderr) = gpulint(dir.path(), &["m.yaml", "--fix", "--select", "GPU002"]);
+        let fixed = std::fs::read_to_string(&file).unwrap();
+        if fixed == broken {
+            // Only a request line can be repaired by GPU002; a broken limit stays for a person.
+            assert!(code != 2, "{}: {stderr}", path.display());
+            continue;
+        }
+        repaired += 1;
+        assert_eq!(code, 0, "{}: {stderr}", path.display());
+        let changed: Vec<(usize, &str, &str)> = broken
+            .lines()
+            .zip(fixed.lines())
+            .enumerate()
+            .filter(|(_, (a, b))| a != b)
+            .map(|(i, (a, b))| (i, a, b))
+            .collect();
+        // One line changes: the request of the broken pair (the broken line itself when it was
+        // the request, else its request twin).
+        assert_eq!(
+            changed.len(),
+            1,
+            "{}: only one line changes",
+            path.display()
+        );
+        assert!(
+            changed[0].2.trim_start().starts_with("nvidia.com/gpu: "),
+            "{}",
+            path.display()
+        );
+        assert_eq!(fixed.lines().count(), broken.lines().count());
+        let (code, _, _) = gpulint(dir.path(), &["m.yaml", "--select", "GPU002"]);
+        assert_eq!(code, 0, "{}: GPU002 is gone after the fix", path.display());
+        let comments = |t: &str| {
+            t.lines()
+                .filter(|l| l.trim_start().starts_with('#'))
+                .count()
+        };
+        assert_eq!(comments(&fixed), comments(&broken), "{}", path.display());
+    }
+    // Most corpus GPU blocks set limits only; those with both sides get the GPU002 break.
+    assert!(repaired >= 15, "only {repaired} corpus files were repaired");
+}
