@@ -208,13 +208,19 @@ fn fix(args: &LintArgs, linter: &Linter, run: &gpulint::lint::Run) -> Result<Fix
         return Ok(FixOutcome::NothingWritten);
     }
     if args.commit {
-        let id = gpulint::fix::commit::commit(&plan, args.message.as_deref()).map_err(|e| {
-            eprintln!("error: {e}");
-            EXIT_ERROR
-        })?;
+        let committed =
+            gpulint::fix::commit::commit(&plan, args.message.as_deref()).map_err(|e| {
+                eprintln!("error: {e}");
+                EXIT_ERROR
+            })?;
         report_changes(&plan);
-        eprintln!("committed {id}");
-        println!("{id}");
+        if committed.fallback_author {
+            eprintln!(
+                "note: git has no user.name/user.email here; committed as gpulint <gpulint@localhost>"
+            );
+        }
+        eprintln!("committed {}", committed.id);
+        println!("{}", committed.id);
     } else {
         gpulint::fix::apply::write(&plan).map_err(|e| {
             eprintln!("error: {e}");

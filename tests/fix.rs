@@ -162,7 +162,7 @@ fn repo_with(files: &[(&str, &str)]) -> tempfile::TempDir {
 fn patch_is_accepted_by_git_apply_and_writes_no_manifest() {
     // The fix lands on the last line of a file without a final newline.
     let no_newline = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    resources:\n      limits: {nvidia.com/gpu: 1, cpu: 1, memory: 1Gi}\n      requests: {nvidia.com/gpu: 2, cpu: 1, memory: 1Gi}";
-    let repo = repo_with(&[("apps/llm.yaml", BROKEN), ("apps/last.yaml", &no_newline)]);
+    let repo = repo_with(&[("apps/llm.yaml", BROKEN), ("apps/last.yaml", no_newline)]);
     let (code, _, stderr) = gpulint(
         &repo.path().join("apps"),
         &[".", "--fix", "--patch", "../fixes.patch"],

@@ -30,8 +30,8 @@ pub fn message(plan: &FixPlan, custom: Option<&str>) -> String {
 }
 
 /// Checks that a commit is possible (inside a repository, the files have no uncommitted changes
-/// of the user's), writes the fixes, stages exactly those files and commits. Returns the id.
-pub fn commit(plan: &FixPlan, custom_message: Option<&str>) -> Result<String, String> {
+/// of the user's), writes the fixes, stages exactly those files and commits.
+pub fn commit(plan: &FixPlan, custom_message: Option<&str>) -> Result<Committed, String> {
     let first = plan.files.first().ok_or("nothing to commit")?;
     let root = repo_root(&first.path)
         .ok_or_else(|| format!("{}: not inside a git repository", first.name))?;
@@ -63,10 +63,14 @@ pub fn commit(plan: &FixPlan, custom_message: Option<&str>) -> Result<String, St
         }
         paths.push(rel);
     }
-    let signature = repo
-        .signature()
-        .or_else(|_| Signature::now("gpulint", "gpulint@localhost"))
-        .map_err(|e| format!("cannot make a commit signature: {e}"))?;
+    let (signature, fallback_author) = match repo.signature() {
+        Ok(sig) => (sig, false),
+        Err(_) => (
+            Signature::now("gpulint", "gpulint@localhost")
+                .map_err(|e| format!("cannot make a commit signature: {e}"))?,
+            true,
+        ),
+    };
     apply::write(plan)?;
     let result = (|| -> Result<git2::Oid, git2::Error> {
         let mut index = repo.index()?;
@@ -87,6 +91,15 @@ pub fn commit(plan: &FixPlan, custom_message: Option<&str>) -> Result<String, St
         )
     })();
     result
-        .map(|oid| oid.to_string())
+        .map(|oid| Committed {
+            id: oid.to_string(),
+            fallback_author,
+        })
         .map_err(|e| format!("the fixes were written but the commit failed: {e}"))
+}
+
+pub struct Committed {
+    pub id: String,
+    /// git has no user.name/user.email: the commit is by `gpulint <gpulint@localhost>`.
+    pub fallback_author: bool,
 }
