@@ -57,6 +57,9 @@ pub struct LintArgs {
     /// Exit 1 when a finding at or above this severity remains.
     #[arg(long, value_enum, default_value_t = FailOn::Warning)]
     pub fail_on: FailOn,
+    /// Judge requests and limits against a metrics snapshot (JSON, version 1).
+    #[arg(long, value_name = "FILE")]
+    pub metrics: Option<PathBuf>,
     /// Apply the fixes in place (verified first; atomic writes).
     #[arg(long)]
     pub fix: bool,

@@ -11,6 +11,8 @@ use crate::fix::resources::Target;
 use crate::k8s::catalog::Catalog;
 use crate::k8s::gpu::GpuNames;
 use crate::k8s::workload::{objects, Workload};
+use crate::metrics::recommend::Policy;
+use crate::metrics::usage::UsageSet;
 use crate::rules::{self, Context, Finding, RepoFacts, Severity, Suppression, SuppressionKind};
 use crate::source::discover::{discover, Input};
 use crate::source::yaml::{Comment, Stream};
@@ -78,6 +80,9 @@ pub struct Linter {
     pub catalog: Catalog,
     pub gpu_names: GpuNames,
     pub selection: Selection,
+    /// Measured usage for the headroom rules.
+    pub usage: Option<UsageSet>,
+    pub policy: Policy,
 }
 
 impl Linter {
@@ -90,6 +95,8 @@ impl Linter {
             catalog,
             gpu_names,
             selection,
+            usage: None,
+            policy: Policy::default(),
         }
     }
 
@@ -158,6 +165,8 @@ impl Linter {
                     text: &file.stream.text,
                     document,
                 },
+                usage: self.usage.as_ref(),
+                policy: &self.policy,
             };
             for object in objects(doc) {
                 let Some(workload) = Workload::of(object, &self.catalog) else {
@@ -198,6 +207,7 @@ impl Linter {
                         container: hit.container,
                         fixable: hit.fixable,
                         fix: hit.fix,
+                        recommended: hit.recommended,
                         suppression,
                     });
                 }

@@ -129,7 +129,16 @@ fn lint(args: &LintArgs) -> u8 {
         select: resolve(&args.select),
         ignore: resolve(&args.ignore),
     };
-    let linter = Linter::new(config, selection);
+    let mut linter = Linter::new(config, selection);
+    if let Some(path) = &args.metrics {
+        match gpulint::metrics::snapshot::read(path) {
+            Ok(usage) => linter.usage = Some(usage),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return EXIT_ERROR;
+            }
+        }
+    }
     let mut run = linter.run(&args.common.paths);
     let mut show_findings = true;
     if args.fix {

@@ -1,3 +1,5 @@
 //! Measured usage: the snapshot file, the live Prometheus client, and the recommendation engine.
 
+pub mod recommend;
+pub mod snapshot;
 pub mod usage;

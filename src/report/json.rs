@@ -12,7 +12,7 @@ pub fn render(run: &Run) -> Value {
         .filter(|f| f.suppression.is_none())
         .map(|f| {
             let at = location(run, f);
-            json!({
+            let mut finding = json!({
                 "rule": f.rule.id,
                 "name": f.rule.name,
                 "severity": f.severity,
@@ -30,7 +30,11 @@ pub fn render(run: &Run) -> Value {
                 },
                 "container": f.container,
                 "fixable": f.fixable,
-            })
+            });
+            if let Some(r) = &f.recommended {
+                finding["recommended"] = json!(r);
+            }
+            finding
         })
         .collect();
     json!({ "version": 1, "findings": findings, "errors": run.errors })

@@ -5,6 +5,7 @@
 //! enablement, `--select`/`--ignore`, and the suppressions.
 
 mod gpu;
+pub mod headroom;
 mod kueue;
 mod qos;
 mod schedule;
@@ -18,6 +19,8 @@ use crate::fix::edit::Fix;
 use crate::fix::resources::Target;
 use crate::k8s::gpu::GpuNames;
 use crate::k8s::workload::{Container, ObjectRef, Workload};
+use crate::metrics::recommend::Policy;
+use crate::metrics::usage::UsageSet;
 use crate::source::yaml::Span;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -169,6 +172,70 @@ pub static RULES: &[RuleInfo] =
             "GPU batch workload without a kueue.x-k8s.io/queue-name label where Kueue queues exist"
         ),
         rule!(
+            "MEM001",
+            "memory-limit-below-usage",
+            Error,
+            true,
+            true,
+            "memory limit below the measured recommendation: the container will be OOMKilled"
+        ),
+        rule!(
+            "MEM002",
+            "memory-overprovisioned",
+            Warning,
+            true,
+            true,
+            "memory request far above the measured recommendation: memory held idle"
+        ),
+        rule!(
+            "MEM003",
+            "oom-killed",
+            Error,
+            true,
+            true,
+            "container was OOMKilled in the measurement window"
+        ),
+        rule!(
+            "MEM004",
+            "usage-data-insufficient",
+            Info,
+            true,
+            false,
+            "too few samples or too little history for a recommendation"
+        ),
+        rule!(
+            "CPU001",
+            "cpu-request-far-from-usage",
+            Warning,
+            true,
+            true,
+            "CPU request far from the measured P99"
+        ),
+        rule!(
+            "GPU010",
+            "gpu-underused",
+            Warning,
+            true,
+            false,
+            "average GPU utilisation below the threshold: GPUs sit idle"
+        ),
+        rule!(
+            "GPU011",
+            "gpu-memory-pressure",
+            Warning,
+            true,
+            false,
+            "GPU memory use near capacity at P99: CUDA out-of-memory risk"
+        ),
+        rule!(
+            "MET001",
+            "usage-data-missing",
+            Info,
+            true,
+            false,
+            "GPU container without usage data: not judged against measurements"
+        ),
+        rule!(
             "SCH001",
             "gpu-toleration-missing",
             Warning,
@@ -204,6 +271,8 @@ pub struct Hit {
     pub container: Option<String>,
     pub fixable: bool,
     pub fix: Option<Fix>,
+    /// Measured values the finding recommends.
+    pub recommended: Option<headroom::Recommended>,
 }
 
 impl Hit {
@@ -217,7 +286,13 @@ impl Hit {
             container: None,
             fixable: false,
             fix: None,
+            recommended: None,
         }
+    }
+
+    pub fn recommended(mut self, r: headroom::Recommended) -> Hit {
+        self.recommended = Some(r);
+        self
     }
 
     /// Attaches a fix; the finding is fixable when there is one.
@@ -252,6 +327,9 @@ pub struct Context<'a> {
     pub kueue_required: bool,
     /// The file text and the document being checked, for fixes.
     pub target: Target<'a>,
+    /// Measured usage (`--metrics`/`--prometheus`), when given.
+    pub usage: Option<&'a UsageSet>,
+    pub policy: &'a Policy,
 }
 
 /// Runs every rule family on one workload.
@@ -261,6 +339,7 @@ pub fn check_workload(cx: &Context, w: &Workload) -> Vec<Hit> {
     qos::check(cx, w, &mut hits);
     shm::check(cx, w, &mut hits);
     kueue::check(cx, w, &mut hits);
+    headroom::check(cx, w, &mut hits);
     schedule::check(cx, w, &mut hits);
     hits
 }
@@ -298,6 +377,7 @@ pub struct Finding {
     pub container: Option<String>,
     pub fixable: bool,
     pub fix: Option<Fix>,
+    pub recommended: Option<headroom::Recommended>,
     pub suppression: Option<Suppression>,
 }
 
@@ -365,12 +445,15 @@ pub(crate) mod test_support {
         let catalog = Catalog::builtin();
         let names = GpuNames::default();
         let mut out = Vec::new();
+        let policy = Policy::default();
         for (document, doc) in stream.documents.iter().enumerate() {
             let cx = Context {
                 gpu_names: &names,
                 facts,
                 kueue_required,
                 target: Target { text, document },
+                usage: None,
+                policy: &policy,
             };
             for obj in objects(doc) {
                 if let Some(w) = Workload::of(obj, &catalog) {

@@ -1,0 +1,395 @@
+//! MEM001–MEM004, CPU001, GPU010–GPU011, MET001: requests and limits judged against measured
+//! usage (a snapshot file or a live Prometheus). Fixes set requests = limits to the measured
+//! recommendation (Guaranteed QoS by default), in the file that owns the value.
+
+use super::gpu::{judge, scalar_style, Judged};
+use super::{container_anchor, container_label, is_gpu_container, Context, Hit};
+use crate::fix::edit::{Applicability, Fix};
+use crate::fix::resources::{set_quantity, Side};
+use crate::k8s::quantity::Quantity;
+use crate::k8s::workload::{Container, Workload};
+use crate::metrics::recommend::{
+    self, CpuRecommendation, MemoryRecommendation, NoRecommendation, Policy,
+};
+use crate::metrics::usage::{ContainerKey, Usage};
+use crate::source::yaml::ScalarStyle;
+
+/// The measured values a finding recommends; shown in messages and in the JSON output.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Recommended {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<String>,
+}
+
+fn gib(bytes: f64) -> String {
+    format!("{:.1}Gi", bytes / (1u64 << 30) as f64)
+}
+
+fn bytes_of(c: &Container, side: Side) -> Option<i128> {
+    let list = match side {
+        Side::Requests => &c.resources.requests,
+        Side::Limits => &c.resources.limits,
+    };
+    match judge(list.get("memory")?.value) {
+        Judged::Valid(q) => q.ceil_bytes(),
+        _ => None,
+    }
+}
+
+fn millis_of(c: &Container, side: Side) -> Option<i128> {
+    let list = match side {
+        Side::Requests => &c.resources.requests,
+        Side::Limits => &c.resources.limits,
+    };
+    match judge(list.get("cpu")?.value) {
+        Judged::Valid(q) => q.millis_ceil(),
+        _ => None,
+    }
+}
+
+/// Joins several fixes on one container into one (all or nothing).
+fn merge(fixes: Vec<Option<Fix>>) -> Option<Fix> {
+    let mut fixes = fixes.into_iter();
+    let mut first = fixes.next()??;
+    for f in fixes {
+        let f = f?;
+        first.edits.extend(f.edits);
+        first.changes.extend(f.changes);
+        first.description = format!("{}, {}", first.description, f.description);
+    }
+    Some(first)
+}
+
+fn style(c: &Container, resource: &str) -> ScalarStyle {
+    [&c.resources.limits, &c.resources.requests]
+        .iter()
+        .find_map(|l| l.get(resource).map(|q| scalar_style(q.value)))
+        .unwrap_or(ScalarStyle::Plain)
+}
+
+/// Requests = limits = `value` for `resource` (only the sides that differ are edited).
+fn set_both(
+    cx: &Context,
+    c: &Container,
+    resource: &str,
+    value: &str,
+    limit_too: bool,
+) -> Option<Fix> {
+    let target: Quantity = value.parse().ok()?;
+    let differs = |side: Side| {
+        let list = match side {
+            Side::Requests => &c.resources.requests,
+            Side::Limits => &c.resources.limits,
+        };
+        !matches!(list.get(resource).map(|q| judge(q.value)), Some(Judged::Valid(q)) if q == target)
+    };
+    // Limits first: when both sides are inserted at one place (a missing `requests:` block
+    // after `limits:`), the limit entry must land inside `limits:`, before the new block.
+    let mut sides = vec![Side::Requests];
+    if limit_too {
+        sides.insert(0, Side::Limits);
+    }
+    let fixes: Vec<Option<Fix>> = sides
+        .into_iter()
+        .filter(|s| differs(*s))
+        .map(|s| {
+            set_quantity(
+                &cx.target,
+                c,
+                s,
+                resource,
+                value,
+                style(c, resource),
+                Applicability::Safe,
+            )
+        })
+        .collect();
+    if fixes.is_empty() {
+        return None;
+    }
+    merge(fixes)
+}
+
+fn memory_fix(cx: &Context, c: &Container, rec: &MemoryRecommendation) -> Option<Fix> {
+    set_both(cx, c, "memory", &rec.quantity, true)
+}
+
+fn describe_memory(rec: &MemoryRecommendation) -> String {
+    let p99 = rec.p99_bytes.map_or("n/a".to_string(), gib);
+    let max = rec.max_bytes.map_or("n/a".to_string(), gib);
+    format!("measured P99 {p99}, max {max}")
+}
+
+/// The metrics identity of a container: (namespace, kind, name, container); a manifest without
+/// a namespace is in `default`.
+pub(crate) fn usage_key(w: &Workload, c: &Container) -> Option<ContainerKey> {
+    Some(ContainerKey {
+        namespace: w
+            .object
+            .id
+            .namespace
+            .clone()
+            .unwrap_or_else(|| "default".into()),
+        kind: w.object.id.kind.clone(),
+        name: w.object.id.name.clone()?,
+        container: c.name?.to_string(),
+    })
+}
+
+/// The limit an OOM bump starts from. The snapshot does not say which limit was hit, so the
+/// current one counts only while it is plausibly that limit (not above the observed peak plus
+/// the margin): once a fix has raised it, it is not bumped again, which keeps `--fix` idempotent.
+fn oom_reference(usage: &Usage, limit: Option<i128>, policy: &Policy) -> Option<i128> {
+    let peak = usage.memory_bytes.and_then(|m| m.max.or(m.p99));
+    limit.filter(|l| peak.is_none_or(|p| (*l as f64) <= p * (1.0 + policy.memory_margin)))
+}
+
+/// Whether measurements give a memory recommendation for this container.
+pub(crate) fn has_memory_recommendation(cx: &Context, w: &Workload, c: &Container) -> bool {
+    let usage = cx
+        .usage
+        .zip(usage_key(w, c))
+        .and_then(|(set, key)| set.get(&key));
+    usage.is_some_and(|u| {
+        recommend::memory(
+            u,
+            oom_reference(u, bytes_of(c, Side::Limits), cx.policy),
+            cx.policy,
+        )
+        .is_ok()
+    })
+}
+
+pub fn check(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {
+    let Some(usage_set) = cx.usage else { return };
+    for c in w.containers.iter().filter(|c| c.spark.is_none() && !c.init) {
+        let Some(key) = usage_key(w, c) else { continue };
+        let gpu = is_gpu_container(cx, c);
+        match usage_set.get(&key) {
+            Some(usage) => check_container(cx, c, usage, gpu, hits),
+            None if gpu => hits.push(
+                Hit::new(
+                    "MET001",
+                    container_anchor(c),
+                    format!(
+                        "no usage data for GPU {} of {}/{} in namespace `{}` ({}): it was not judged against measurements",
+                        container_label(c),
+                        key.kind,
+                        key.name,
+                        key.namespace,
+                        usage_set.source
+                    ),
+                    "no measurements".into(),
+                )
+                .help("check the namespace and name the workload runs under, or collect a snapshot that covers it")
+                .container(c),
+            ),
+            None => {}
+        }
+    }
+}
+
+fn check_container(cx: &Context, c: &Container, usage: &Usage, gpu: bool, hits: &mut Vec<Hit>) {
+    let who = container_label(c);
+    let policy = cx.policy;
+    let limit = bytes_of(c, Side::Limits);
+    let request = bytes_of(c, Side::Requests);
+    let mem = recommend::memory(usage, oom_reference(usage, limit, policy), policy);
+    let cpu = recommend::cpu(usage, policy);
+    if let Err(why) = &mem {
+        if !matches!(why, NoRecommendation::NoSeries { .. }) {
+            hits.push(
+                Hit::new(
+                    "MEM004",
+                    container_anchor(c),
+                    format!("not judged: {why} for {who}"),
+                    "too little data".into(),
+                )
+                .container(c),
+            );
+        }
+    }
+    let recommended = Recommended {
+        memory: mem.as_ref().ok().map(|r| r.quantity.clone()),
+        cpu: cpu.as_ref().ok().map(|r| r.quantity.clone()),
+    };
+    if let Some(kills) = usage.oom_kills.filter(|k| *k > 0) {
+        // Never lower a limit because of an OOM kill: a raised limit stays.
+        let fix = mem
+            .as_ref()
+            .ok()
+            .filter(|r| limit.is_none_or(|l| r.bytes > l))
+            .and_then(|r| memory_fix(cx, c, r));
+        hits.push(
+            Hit::new(
+                "MEM003",
+                container_anchor(c),
+                format!(
+                    "{who} was OOMKilled {kills} time(s) in the window{}",
+                    mem.as_ref().map_or(String::new(), |r| format!(
+                        "; {}, limit {}: set memory requests = limits to {}",
+                        describe_memory(r),
+                        limit.map_or("none".into(), |l| gib(l as f64)),
+                        r.quantity
+                    ))
+                ),
+                "OOMKilled".into(),
+            )
+            .container(c)
+            .with_fix(fix)
+            .recommended(recommended.clone()),
+        );
+    }
+    if let Ok(rec) = &mem {
+        match (limit, c.resources.limits.get("memory")) {
+            (Some(l), Some(q)) if l < rec.bytes && usage.oom_kills.unwrap_or(0) == 0 => hits.push(
+                Hit::new(
+                    "MEM001",
+                    q.value.span,
+                    format!(
+                        "memory limit {} of {who} is below what it uses ({}): it will be OOMKilled; set requests = limits to {}",
+                        q.value.text().unwrap_or_default(),
+                        describe_memory(rec),
+                        rec.quantity
+                    ),
+                    format!("limit below recommended {}", rec.quantity),
+                )
+                .container(c)
+                .with_fix(memory_fix(cx, c, rec))
+                .recommended(recommended.clone()),
+            ),
+            (None, _) if gpu => {
+                // QOS001 already says the limit is missing; with a measurement it can be fixed.
+                if let Some(fix) = memory_fix(cx, c, rec) {
+                    hits.push(
+                        Hit::new(
+                            "QOS001",
+                            container_anchor(c),
+                            format!(
+                                "GPU {who} has no memory limit; {}: set memory requests = limits to {}",
+                                describe_memory(rec),
+                                rec.quantity
+                            ),
+                            "no memory limit".into(),
+                        )
+                        .container(c)
+                        .with_fix(Some(fix))
+                        .recommended(recommended.clone()),
+                    );
+                }
+            }
+            _ => {}
+        }
+        if let (Some(req), Some(q)) = (
+            request.or(limit),
+            c.resources
+                .requests
+                .get("memory")
+                .or(c.resources.limits.get("memory")),
+        ) {
+            if recommend::memory_overprovisioned(req, rec, policy) {
+                hits.push(
+                    Hit::new(
+                        "MEM002",
+                        q.value.span,
+                        format!(
+                            "{who} requests {} of memory but uses far less ({}): set requests = limits to {}",
+                            q.value.text().unwrap_or_default(),
+                            describe_memory(rec),
+                            rec.quantity
+                        ),
+                        format!("recommended {}", rec.quantity),
+                    )
+                    .container(c)
+                    .with_fix(memory_fix(cx, c, rec))
+                    .recommended(recommended.clone()),
+                );
+            }
+        }
+    }
+    if let Ok(rec) = &cpu {
+        check_cpu(cx, c, rec, &recommended, hits);
+    }
+    if gpu {
+        check_gpu(c, usage, cx, hits);
+    }
+}
+
+fn check_cpu(
+    cx: &Context,
+    c: &Container,
+    rec: &CpuRecommendation,
+    recommended: &Recommended,
+    hits: &mut Vec<Hit>,
+) {
+    let current = millis_of(c, Side::Requests).or_else(|| millis_of(c, Side::Limits));
+    let (Some(current), Some(q)) = (
+        current,
+        c.resources
+            .requests
+            .get("cpu")
+            .or(c.resources.limits.get("cpu")),
+    ) else {
+        return;
+    };
+    if !recommend::cpu_far_from(current, rec, cx.policy) {
+        return;
+    }
+    let limit_too = cx.policy.guaranteed && c.resources.limits.get("cpu").is_some();
+    hits.push(
+        Hit::new(
+            "CPU001",
+            q.value.span,
+            format!(
+                "{} requests {} CPU but its P99 is {:.2} cores: set the CPU request{} to {}",
+                container_label(c),
+                q.value.text().unwrap_or_default(),
+                rec.p99_cores,
+                if limit_too { " and limit" } else { "" },
+                rec.quantity
+            ),
+            format!("recommended {}", rec.quantity),
+        )
+        .container(c)
+        .with_fix(set_both(cx, c, "cpu", &rec.quantity, limit_too))
+        .recommended(recommended.clone()),
+    );
+}
+
+fn check_gpu(c: &Container, usage: &Usage, cx: &Context, hits: &mut Vec<Hit>) {
+    if let Ok(Some(avg)) = recommend::gpu_underused(usage, cx.policy) {
+        hits.push(
+            Hit::new(
+                "GPU010",
+                container_anchor(c),
+                format!(
+                    "GPU {} averages {:.0}% GPU utilisation (below {:.0}%): the GPUs sit idle",
+                    container_label(c),
+                    avg * 100.0,
+                    cx.policy.gpu_underuse_threshold * 100.0
+                ),
+                "GPU under-used".into(),
+            )
+            .help("request fewer GPUs, a MIG profile (nvidia.com/mig-1g.10gb …) or a time-sliced nvidia.com/gpu.shared")
+            .container(c),
+        );
+    }
+    if let Ok(Some(ratio)) = recommend::gpu_memory_pressure(usage, cx.policy) {
+        hits.push(
+            Hit::new(
+                "GPU011",
+                container_anchor(c),
+                format!(
+                    "GPU {} uses {:.0}% of GPU memory at P99: CUDA out-of-memory risk, which Kubernetes limits cannot prevent",
+                    container_label(c),
+                    ratio * 100.0
+                ),
+                "GPU memory pressure".into(),
+            )
+            .help("use a GPU with more memory, shard the model across more GPUs, or lower batch size / KV-cache size")
+            .container(c),
+        );
+    }
+}
