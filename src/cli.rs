@@ -24,6 +24,8 @@ pub enum Command {
     Inventory(InventoryArgs),
     /// List the rules, one line each.
     Rules,
+    /// Query Prometheus once and write the usage of the workloads in PATHS to a snapshot file.
+    Snapshot(SnapshotArgs),
     /// Print a rule's full documentation.
     Explain {
         /// Rule id or name, e.g. GPU002 or gpu-request-limit-mismatch.
@@ -58,8 +60,10 @@ pub struct LintArgs {
     #[arg(long, value_enum, default_value_t = FailOn::Warning)]
     pub fail_on: FailOn,
     /// Judge requests and limits against a metrics snapshot (JSON, version 1).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", conflicts_with = "prometheus")]
     pub metrics: Option<PathBuf>,
+    #[command(flatten)]
+    pub prometheus: PrometheusArgs,
     /// Apply the fixes in place (verified first; atomic writes).
     #[arg(long)]
     pub fix: bool,
@@ -78,6 +82,47 @@ pub struct LintArgs {
     /// Also apply fixes marked unsafe (e.g. renaming an unknown GPU resource).
     #[arg(long)]
     pub unsafe_fixes: bool,
+}
+
+/// A live Prometheus-compatible API (Prometheus, Thanos, Mimir, VictoriaMetrics).
+#[derive(Args, Debug, Clone, Default)]
+pub struct PrometheusArgs {
+    /// Judge requests and limits against a live Prometheus API at URL.
+    #[arg(long, value_name = "URL")]
+    pub prometheus: Option<String>,
+    /// Look-back window (a Prometheus duration).
+    #[arg(long, value_name = "DURATION", default_value = "14d")]
+    pub window: String,
+    /// Extra request header `K: V` (repeatable), e.g. `X-Scope-OrgID: tenant-1` for Mimir.
+    #[arg(long = "prometheus-header", value_name = "K: V")]
+    pub headers: Vec<String>,
+    /// File holding a bearer token (else GPULINT_PROMETHEUS_TOKEN); never printed.
+    #[arg(long = "prometheus-token-file", value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
+    /// PEM file of root certificates to trust for https.
+    #[arg(long = "prometheus-ca", value_name = "FILE")]
+    pub ca: Option<PathBuf>,
+    /// Per-request timeout in seconds.
+    #[arg(
+        long = "prometheus-timeout",
+        value_name = "SECONDS",
+        default_value_t = 60
+    )]
+    pub timeout: u64,
+    /// Label matchers added to every query, e.g. `cluster="prod"` for a multi-cluster store.
+    #[arg(long = "prometheus-selector", value_name = "MATCHERS")]
+    pub selector: Option<String>,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct SnapshotArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    #[command(flatten)]
+    pub prometheus: PrometheusArgs,
+    /// Write the snapshot to FILE (default: stdout).
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 #[derive(Args, Debug, Clone)]

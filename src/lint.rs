@@ -12,7 +12,8 @@ use crate::k8s::catalog::Catalog;
 use crate::k8s::gpu::GpuNames;
 use crate::k8s::workload::{objects, Workload};
 use crate::metrics::recommend::Policy;
-use crate::metrics::usage::UsageSet;
+use crate::metrics::usage::{ContainerKey, UsageSet};
+use crate::rules::headroom::usage_key;
 use crate::rules::{self, Context, Finding, RepoFacts, Severity, Suppression, SuppressionKind};
 use crate::source::discover::{discover, Input};
 use crate::source::yaml::{Comment, Stream};
@@ -135,6 +136,21 @@ impl Linter {
             }
         }
         (files, errors)
+    }
+
+    /// The metrics identities of every named container of every workload in `files`.
+    pub fn container_keys(&self, files: &[SourceFile]) -> Vec<ContainerKey> {
+        let mut keys = BTreeSet::new();
+        for file in files {
+            for doc in &file.stream.documents {
+                for object in objects(doc) {
+                    if let Some(w) = Workload::of(object, &self.catalog) {
+                        keys.extend(w.containers.iter().filter_map(|c| usage_key(&w, c)));
+                    }
+                }
+            }
+        }
+        keys.into_iter().collect()
     }
 
     pub fn run(&self, paths: &[PathBuf]) -> Run {

@@ -7,9 +7,13 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use gpulint::cli::{Cli, Command, CommonArgs, FailOn, Format, InventoryFormat, LintArgs};
+use gpulint::cli::{
+    Cli, Command, CommonArgs, FailOn, Format, InventoryFormat, LintArgs, PrometheusArgs,
+    SnapshotArgs,
+};
 use gpulint::config::Config;
 use gpulint::lint::{Linter, Selection};
+use gpulint::metrics::prometheus::PrometheusOptions;
 use gpulint::report;
 use gpulint::rules::{self, Severity, RULES};
 
@@ -29,6 +33,7 @@ fn main() -> ExitCode {
         Some(Command::Rules) => list_rules(),
         Some(Command::Explain { rule }) => explain(&rule),
         Some(Command::Inventory(args)) => inventory(&args.common, args.format),
+        Some(Command::Snapshot(args)) => snapshot(&args),
         None => lint(&cli.lint),
     };
     ExitCode::from(code)
@@ -139,6 +144,12 @@ fn lint(args: &LintArgs) -> u8 {
             }
         }
     }
+    if args.prometheus.prometheus.is_some() {
+        match query_prometheus(&args.prometheus, &linter, &args.common.paths) {
+            Ok(usage) => linter.usage = Some(usage),
+            Err(code) => return code,
+        }
+    }
     let mut run = linter.run(&args.common.paths);
     let mut show_findings = true;
     if args.fix {
@@ -170,6 +181,125 @@ fn lint(args: &LintArgs) -> u8 {
     } else {
         0
     }
+}
+
+fn prometheus_options(args: &PrometheusArgs) -> Result<PrometheusOptions, u8> {
+    let Some(url) = &args.prometheus else {
+        eprintln!("error: --prometheus URL is required");
+        return Err(EXIT_ERROR);
+    };
+    let mut opts = PrometheusOptions::new(url.clone(), args.window.clone());
+    for h in &args.headers {
+        let Some((k, v)) = h.split_once(':') else {
+            eprintln!("error: --prometheus-header {h:?}: expected `Name: value`");
+            return Err(EXIT_ERROR);
+        };
+        opts.headers
+            .push((k.trim().to_string(), v.trim().to_string()));
+    }
+    opts.bearer_token = match &args.token_file {
+        Some(path) => match std::fs::read_to_string(path) {
+            Ok(t) => Some(t.trim().to_string()),
+            Err(e) => {
+                eprintln!("error: --prometheus-token-file {}: {e}", path.display());
+                return Err(EXIT_ERROR);
+            }
+        },
+        None => std::env::var("GPULINT_PROMETHEUS_TOKEN")
+            .ok()
+            .filter(|t| !t.is_empty()),
+    };
+    opts.ca_file = args.ca.clone();
+    opts.timeout = std::time::Duration::from_secs(args.timeout.max(1));
+    opts.selector = args.selector.clone();
+    Ok(opts)
+}
+
+/// Queries Prometheus for the workloads in `paths`; prints one summary line on stderr.
+fn query_prometheus(
+    args: &PrometheusArgs,
+    linter: &Linter,
+    paths: &[PathBuf],
+) -> Result<gpulint::metrics::usage::UsageSet, u8> {
+    let opts = prometheus_options(args)?;
+    let (files, _) = linter.load(paths);
+    let wanted = linter.container_keys(&files);
+    let progress = std::io::stderr().is_terminal();
+    if progress {
+        eprint!("querying {} for {} container(s)…", opts.url, wanted.len());
+    }
+    let result = gpulint::metrics::prometheus::collect(&opts, &wanted);
+    if progress {
+        eprint!("\r\x1b[2K");
+    }
+    match result {
+        Ok(collected) => {
+            for w in &collected.warnings {
+                eprintln!("warning: prometheus: {w}");
+            }
+            eprintln!(
+                "{}, window {}: {} container(s) with data, {} without ({} request(s))",
+                collected.usage.source,
+                opts.window,
+                collected.usage.containers.len(),
+                collected.missing.len(),
+                collected.requests
+            );
+            Ok(collected.usage)
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            Err(EXIT_ERROR)
+        }
+    }
+}
+
+fn snapshot(args: &SnapshotArgs) -> u8 {
+    let config = match load_config(&args.common) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let linter = Linter::new(config, Selection::default());
+    let usage = match query_prometheus(&args.prometheus, &linter, &args.common.paths) {
+        Ok(u) => u,
+        Err(code) => return code,
+    };
+    let text = gpulint::metrics::snapshot::write(&usage, &now_rfc3339());
+    match &args.output {
+        None => print(&text),
+        Some(path) => {
+            if let Err(e) = std::fs::write(path, text) {
+                eprintln!("error: {}: {e}", path.display());
+                return EXIT_ERROR;
+            }
+            eprintln!("wrote {}", path.display());
+        }
+    }
+    0
+}
+
+/// The current UTC time as RFC 3339 (`2026-12-01T00:00:00Z`), without a date crate.
+fn now_rfc3339() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
 }
 
 enum FixOutcome {

@@ -124,7 +124,7 @@ fn describe_memory(rec: &MemoryRecommendation) -> String {
 
 /// The metrics identity of a container: (namespace, kind, name, container); a manifest without
 /// a namespace is in `default`.
-pub(crate) fn usage_key(w: &Workload, c: &Container) -> Option<ContainerKey> {
+pub fn usage_key(w: &Workload, c: &Container) -> Option<ContainerKey> {
     Some(ContainerKey {
         namespace: w
             .object
