@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use globset::{Glob, GlobSet, GlobSetBuilder};
 
 use crate::k8s::catalog::KindEntry;
+use crate::metrics::recommend::Policy;
 use crate::rules::{self, Severity};
 use crate::source::decode::{self, DecodeError, Fields};
 use crate::source::yaml::{Node, Stream};
@@ -38,6 +39,8 @@ pub struct Config {
     pub workloads: Vec<KindEntry>,
     pub kueue_required: bool,
     pub ignore: Vec<IgnoreEntry>,
+    /// Thresholds of the recommendation and the measured rules (`policy:`).
+    pub policy: Policy,
 }
 
 /// A config error, placed in its file.
@@ -115,6 +118,52 @@ fn decode_rule_setting(node: &Node) -> Result<RuleSetting, DecodeError> {
     Ok(RuleSetting { enabled, severity })
 }
 
+fn decode_policy(node: &Node) -> Result<Policy, DecodeError> {
+    let mut f = Fields::new(node, "`policy`")?;
+    let mut p = Policy::default();
+    macro_rules! float {
+        ($($key:ident),*) => {$(
+            if let Some(v) = f.number(stringify!($key))? { p.$key = v; }
+        )*};
+    }
+    float!(
+        memory_margin,
+        cpu_margin,
+        oom_bump_factor,
+        memory_round_tolerance,
+        cpu_round_tolerance,
+        overprovision_factor,
+        cpu_far_factor,
+        gpu_underuse_threshold,
+        gpu_memory_pressure
+    );
+    let whole = |v: f64, key: &str| -> Result<u64, DecodeError> {
+        if v >= 0.0 && v.fract() == 0.0 && v < 1e15 {
+            Ok(v as u64)
+        } else {
+            Err(DecodeError {
+                offset: node.span.start,
+                message: format!("`policy.{key}`: expected a whole number >= 0, found {v}"),
+            })
+        }
+    };
+    if let Some(v) = f.number("min_samples")? {
+        p.min_samples = whole(v, "min_samples")?;
+    }
+    if let Some(v) = f.number("min_history_seconds")? {
+        p.min_history_seconds = whole(v, "min_history_seconds")?;
+    }
+    if let Some(v) = f.bool("guaranteed")? {
+        p.guaranteed = v;
+    }
+    f.finish()?;
+    p.validate().map_err(|e| DecodeError {
+        offset: node.span.start,
+        message: e.to_string(),
+    })?;
+    Ok(p)
+}
+
 impl Config {
     fn decode(root: &Node, path: Option<PathBuf>) -> Result<Config, DecodeError> {
         let mut config = Config {
@@ -149,6 +198,9 @@ impl Config {
             let mut k = Fields::new(kueue, "`kueue`")?;
             config.kueue_required = k.bool("required")?.unwrap_or(false);
             k.finish()?;
+        }
+        if let Some(node) = fields.take("policy") {
+            config.policy = decode_policy(node)?;
         }
         if let Some(list) = fields.seq("ignore")? {
             for item in list {
@@ -308,6 +360,23 @@ mod tests {
         assert!(e.message.contains("unknown rule"), "{}", e.message);
         let e = parse("exclude: {a: 1}\n").unwrap_err();
         assert!(e.message.contains("list of strings"), "{}", e.message);
+    }
+
+    #[test]
+    fn policy_thresholds_are_configurable_and_checked() {
+        let c = parse("policy:\n  overprovision_factor: 2\n  gpu_underuse_threshold: 0.2\n  guaranteed: false\n  min_samples: 50\n").unwrap();
+        assert_eq!(c.policy.overprovision_factor, 2.0);
+        assert_eq!(c.policy.gpu_underuse_threshold, 0.2);
+        assert!(!c.policy.guaranteed);
+        assert_eq!(c.policy.min_samples, 50);
+        let e = parse("policy:\n  memory_margn: 0.2\n").unwrap_err();
+        assert_eq!(e.line, 2);
+        let e = parse("policy:\n  gpu_underuse_threshold: 7\n").unwrap_err();
+        assert!(
+            e.message.contains("gpu_underuse_threshold"),
+            "{}",
+            e.message
+        );
     }
 
     #[test]

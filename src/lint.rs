@@ -91,13 +91,14 @@ impl Linter {
         let mut catalog = Catalog::builtin();
         catalog.extend(config.workloads.clone());
         let gpu_names = GpuNames::new(config.gpu_resources.clone());
+        let config_policy = config.policy.clone();
         Linter {
             config,
             catalog,
             gpu_names,
             selection,
             usage: None,
-            policy: Policy::default(),
+            policy: config_policy,
         }
     }
 

@@ -108,6 +108,20 @@ impl<'a> Fields<'a> {
             .transpose()
     }
 
+    /// A number (integers too).
+    pub fn number(&mut self, key: &'static str) -> Result<Option<f64>, DecodeError> {
+        let what = format!("`{key}`");
+        self.take(key)
+            .map(|n| match &n.value {
+                Value::Scalar(s) if matches!(s.kind, ScalarKind::Int | ScalarKind::Float) => s
+                    .text
+                    .parse::<f64>()
+                    .map_err(|_| wrong_type(n, &what, "a number")),
+                _ => Err(wrong_type(n, &what, "a number")),
+            })
+            .transpose()
+    }
+
     pub fn seq(&mut self, key: &'static str) -> Result<Option<&'a [Node]>, DecodeError> {
         let what = format!("`{key}`");
         self.take(key)
