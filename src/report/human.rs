@@ -3,9 +3,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use miette::{
-    Diagnostic, GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource, SourceSpan,
-};
+use miette::{Diagnostic, GraphicalReportHandler, GraphicalTheme, LabeledSpan, SourceSpan};
 
 use crate::lint::Run;
 use crate::rules::{Finding, Severity};
@@ -13,7 +11,74 @@ use crate::rules::{Finding, Severity};
 struct Rendered<'a> {
     finding: &'a Finding,
     header: String,
-    source: NamedSource<Arc<str>>,
+    source: Window,
+}
+
+/// Snippets longer than this per line are not drawn (miette cannot place a label past column
+/// 65535, and a minified 100 KB line helps nobody): the finding is printed on one line.
+const MAX_SNIPPET_LINE: usize = 2_000;
+
+/// The source as miette sees it: the whole file, but read from a few lines above the span, so
+/// rendering N findings costs O(N) and not O(N × file size).
+struct Window {
+    name: String,
+    text: Arc<str>,
+    /// Byte offset and 0-based line number where reading starts.
+    start: usize,
+    first_line: usize,
+}
+
+impl Window {
+    fn new(file: &crate::lint::SourceFile, offset: usize) -> Window {
+        let (line, _) = file.stream.line_col(offset);
+        let first = line.saturating_sub(4).max(1);
+        Window {
+            name: file.name.clone(),
+            text: file.stream.text.clone(),
+            start: file.stream.lines.line_start(first).unwrap_or(0),
+            first_line: first - 1,
+        }
+    }
+}
+
+impl miette::SourceCode for Window {
+    fn read_span<'a>(
+        &'a self,
+        span: &SourceSpan,
+        before: usize,
+        after: usize,
+    ) -> Result<Box<dyn miette::SpanContents<'a> + 'a>, miette::MietteError> {
+        let rest = self
+            .text
+            .get(self.start..)
+            .ok_or(miette::MietteError::OutOfBounds)?;
+        let offset = span
+            .offset()
+            .checked_sub(self.start)
+            .ok_or(miette::MietteError::OutOfBounds)?;
+        let local = SourceSpan::new(offset.into(), span.len());
+        let inner = rest.read_span(&local, before, after)?;
+        Ok(Box::new(miette::MietteSpanContents::new_named(
+            self.name.clone(),
+            inner.data(),
+            SourceSpan::new(
+                (inner.span().offset() + self.start).into(),
+                inner.span().len(),
+            ),
+            inner.line() + self.first_line,
+            inner.column(),
+            inner.line_count(),
+        )))
+    }
+}
+
+/// Whether the line holding `offset` is short enough to draw.
+fn drawable(file: &crate::lint::SourceFile, offset: usize) -> bool {
+    let (line, _) = file.stream.line_col(offset);
+    let lines = &file.stream.lines;
+    let start = lines.line_start(line).unwrap_or(0);
+    let end = lines.line_start(line + 1).unwrap_or(file.stream.text.len());
+    end.saturating_sub(start) <= MAX_SNIPPET_LINE
 }
 
 impl fmt::Debug for Rendered<'_> {
@@ -82,10 +147,24 @@ pub fn render(run: &Run, color: bool) -> String {
         let file = &run.files[finding.file];
         // miette prints `file:line:col` above the snippet, so the header is just the message.
         let header = finding.message.clone();
+        if !drawable(file, finding.span.start) {
+            let at = super::location(run, finding);
+            out.push_str(&format!(
+                "{}[{}] {}: {}:{}:{}: {}\n\n",
+                finding.severity.as_str(),
+                finding.rule.id,
+                finding.rule.name,
+                at.file,
+                at.line,
+                at.column,
+                finding.message
+            ));
+            continue;
+        }
         let rendered = Rendered {
             finding,
             header,
-            source: NamedSource::new(&file.name, file.stream.text.clone()),
+            source: Window::new(file, finding.span.start),
         };
         if handler.render_report(&mut out, &rendered).is_err() {
             out.push_str(&rendered.header);
@@ -93,13 +172,13 @@ pub fn render(run: &Run, color: bool) -> String {
         out.push('\n');
     }
     for e in &run.errors {
-        if let Some((index, offset)) = e.source {
+        if let Some((index, offset)) = e.source.filter(|(i, o)| drawable(&run.files[*i], *o)) {
             let file = &run.files[index];
             let diagnostic = miette::MietteDiagnostic::new(e.message.clone())
                 .with_code("error[input] invalid YAML")
                 .with_label(LabeledSpan::at_offset(offset, "here"));
-            let report = miette::Report::new(diagnostic)
-                .with_source_code(NamedSource::new(&file.name, file.stream.text.clone()));
+            let report =
+                miette::Report::new(diagnostic).with_source_code(Window::new(file, offset));
             if handler.render_report(&mut out, report.as_ref()).is_ok() {
                 out.push('\n');
                 continue;

@@ -90,7 +90,7 @@ pub fn workloads(linter: &Linter, files: &[SourceFile]) -> Value {
 
 /// Total GPUs a container asks for: the limit (or the request) of every GPU resource.
 fn gpus(names: &GpuNames, c: &Value) -> i128 {
-    let mut total = 0;
+    let mut total: i128 = 0;
     let empty = serde_json::Map::new();
     let limits = c["limits"].as_object().unwrap_or(&empty);
     let requests = c["requests"].as_object().unwrap_or(&empty);
@@ -106,7 +106,7 @@ fn gpus(names: &GpuNames, c: &Value) -> i128 {
             .and_then(|s| s.parse::<Quantity>().ok())
             .and_then(|q| q.as_whole_i128())
         {
-            total += n;
+            total = total.saturating_add(n);
         }
     }
     total
@@ -128,7 +128,8 @@ pub fn table(linter: &Linter, inventory: &Value) -> String {
         let ns = w["namespace"].as_str().unwrap_or("default").to_string();
         for c in w["containers"].as_array().unwrap_or(&none) {
             let g = gpus(&linter.gpu_names, c);
-            *per_namespace.entry(ns.clone()).or_default() += g;
+            let slot = per_namespace.entry(ns.clone()).or_default();
+            *slot = slot.saturating_add(g);
             let gpu_names: Vec<String> = c["limits"]
                 .as_object()
                 .into_iter()
@@ -180,7 +181,8 @@ pub fn table(linter: &Linter, inventory: &Value) -> String {
         let line: Vec<String> = r
             .iter()
             .zip(&widths)
-            .map(|(c, w)| format!("{c:<w$}"))
+            // Padding by hand: a format width is capped at 65535 and a name may be longer.
+            .map(|(c, w)| format!("{c}{}", " ".repeat(w.saturating_sub(c.chars().count()))))
             .collect();
         out.push_str(line.join("  ").trim_end());
         out.push('\n');
@@ -189,7 +191,9 @@ pub fn table(linter: &Linter, inventory: &Value) -> String {
     for (ns, total) in &per_namespace {
         out.push_str(&format!("  {ns:<20} {total}\n"));
     }
-    let total: i128 = per_namespace.values().sum();
+    let total = per_namespace
+        .values()
+        .fold(0i128, |a, b| a.saturating_add(*b));
     out.push_str(&format!("  {:<20} {total}\n", "total"));
     out
 }

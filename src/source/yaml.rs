@@ -183,9 +183,16 @@ pub struct LineIndex {
 }
 
 impl LineIndex {
+    /// Line breaks as YAML counts them: `\n`, `\r\n`, and a lone `\r`.
     pub fn new(text: &str) -> Self {
+        let bytes = text.as_bytes();
         let mut starts = vec![0];
-        starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        for (i, b) in bytes.iter().enumerate() {
+            let lone_cr = *b == b'\r' && bytes.get(i + 1) != Some(&b'\n');
+            if *b == b'\n' || lone_cr {
+                starts.push(i + 1);
+            }
+        }
         LineIndex { starts }
     }
 
@@ -688,6 +695,17 @@ mod tests {
         let idx = LineIndex::new(text);
         assert_eq!(idx.line_col(text, 4), (1, 4));
         assert_eq!(idx.line_col(text, 6), (2, 1));
+    }
+
+    #[test]
+    fn lone_carriage_returns_break_lines_like_the_parser() {
+        let text = "a: 1\r# c\rb: 2\r\nc: 3\n";
+        let s = Stream::parse(text);
+        assert_eq!(s.comments[0].line, 2);
+        let b = s.documents[0].root.entry("b").unwrap();
+        assert_eq!(s.line_col(b.key.span.start), (3, 1));
+        let c = s.documents[0].root.entry("c").unwrap();
+        assert_eq!(s.line_col(c.key.span.start), (4, 1));
     }
 
     #[test]
