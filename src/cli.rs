@@ -64,6 +64,9 @@ pub struct LintArgs {
     pub metrics: Option<PathBuf>,
     #[command(flatten)]
     pub prometheus: PrometheusArgs,
+    /// Only findings of objects whose source changed between REF and the working tree.
+    #[arg(long, value_name = "REF")]
+    pub changed_since: Option<String>,
     /// Apply the fixes in place (verified first; atomic writes).
     #[arg(long)]
     pub fix: bool,

@@ -3,6 +3,7 @@
 //! The pipeline (see DESIGN.md): `source` finds and parses inputs into span-aware YAML,
 //! `k8s` gives a typed view of workloads, `rules` checks them, `report` prints the findings.
 
+pub mod changed;
 pub mod cli;
 pub mod config;
 pub mod fix;

@@ -150,12 +150,36 @@ fn lint(args: &LintArgs) -> u8 {
             Err(code) => return code,
         }
     }
-    let mut run = linter.run(&args.common.paths);
+    let scoped_run = |quiet: bool| -> Result<gpulint::lint::Run, u8> {
+        let mut run = linter.run(&args.common.paths);
+        if let Some(reference) = &args.changed_since {
+            let scope = gpulint::changed::scope(&run, reference).map_err(|e| {
+                eprintln!("error: {e}");
+                EXIT_ERROR
+            })?;
+            scope.retain(&mut run);
+            if !quiet {
+                eprintln!(
+                    "{} object(s) changed since {reference} ({} file(s) compared)",
+                    scope.changed_objects(),
+                    scope.files_compared
+                );
+            }
+        }
+        Ok(run)
+    };
+    let mut run = match scoped_run(false) {
+        Ok(run) => run,
+        Err(code) => return code,
+    };
     let mut show_findings = true;
     if args.fix {
         match fix(args, &linter, &run) {
             Err(code) => return code,
-            Ok(FixOutcome::Written) => run = linter.run(&args.common.paths),
+            Ok(FixOutcome::Written) => match scoped_run(true) {
+                Ok(again) => run = again,
+                Err(code) => return code,
+            },
             Ok(FixOutcome::NothingWritten) => {}
         }
         // --diff and --patch print (or write) the change only, like `ruff --diff`.

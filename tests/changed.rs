@@ -1,0 +1,123 @@
+//! `--changed-since REF`: only findings of objects that changed since REF, checked with the real
+//! git CLI.
+
+use std::path::Path;
+use std::process::Command;
+
+use assert_cmd::cargo::CommandCargoExt;
+use serde_json::Value;
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn pod(name: &str, extra: &str) -> String {
+    format!("apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\n{extra}spec:\n  containers:\n  - name: c\n    resources:\n      requests: {{nvidia.com/gpu: 2, cpu: 1, memory: 1Gi}}\n      limits: {{nvidia.com/gpu: 1, cpu: 1, memory: 1Gi}}\n")
+}
+
+fn findings(dir: &Path, args: &[&str]) -> (i32, Vec<String>, String) {
+    let out = Command::cargo_bin("gpulint")
+        .unwrap()
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .unwrap();
+    let value: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    let names = value["findings"]
+        .as_array()
+        .map(|list| {
+            list.iter()
+                .map(|f| {
+                    format!(
+                        "{} {}",
+                        f["file"].as_str().unwrap(),
+                        f["object"]["name"].as_str().unwrap()
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    (
+        out.status.code().unwrap_or(-1),
+        names,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn only_changed_objects_are_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path();
+    git(repo, &["init", "-q", "-b", "main"]);
+    git(repo, &["config", "user.name", "T"]);
+    git(repo, &["config", "user.email", "t@example.com"]);
+    std::fs::write(
+        repo.join("a.yaml"),
+        format!("{}---\n{}", pod("a1", ""), pod("a2", "")),
+    )
+    .unwrap();
+    std::fs::write(repo.join("b.yaml"), pod("b", "")).unwrap();
+    git(repo, &["add", "-A"]);
+    git(repo, &["commit", "-q", "-m", "base"]);
+    // a2 changes (a label); b only gains a comment; c is new.
+    std::fs::write(
+        repo.join("a.yaml"),
+        format!(
+            "{}---\n{}",
+            pod("a1", ""),
+            pod("a2", "  labels: {team: ml}\n")
+        ),
+    )
+    .unwrap();
+    std::fs::write(repo.join("b.yaml"), format!("# reviewed\n{}", pod("b", ""))).unwrap();
+    std::fs::write(repo.join("c.yaml"), pod("c", "")).unwrap();
+
+    let (code, all, _) = findings(repo, &[".", "--format", "json", "--select", "GPU002"]);
+    assert_eq!((code, all.len()), (1, 4));
+    let (code, changed, stderr) = findings(
+        repo,
+        &[
+            ".",
+            "--format",
+            "json",
+            "--select",
+            "GPU002",
+            "--changed-since",
+            "HEAD",
+        ],
+    );
+    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(changed, ["a.yaml a2", "c.yaml c"]);
+    assert!(
+        stderr.contains("2 object(s) changed since HEAD"),
+        "{stderr}"
+    );
+
+    // Nothing changed since the working tree's own state: exit 0.
+    git(repo, &["add", "-A"]);
+    git(repo, &["commit", "-q", "-m", "change"]);
+    let (code, changed, _) = findings(repo, &[".", "--format", "json", "--changed-since", "HEAD"]);
+    assert_eq!((code, changed.len()), (0, 0));
+
+    let (code, _, stderr) = findings(repo, &[".", "--changed-since", "no-such-ref"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("--changed-since no-such-ref"), "{stderr}");
+}
+
+#[test]
+fn outside_a_repository_it_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("p.yaml"), pod("p", "")).unwrap();
+    let (code, _, stderr) = findings(dir.path(), &[".", "--changed-since", "HEAD"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("not inside a git repository"), "{stderr}");
+}
