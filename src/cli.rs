@@ -93,9 +93,9 @@ pub struct PrometheusArgs {
     /// Judge requests and limits against a live Prometheus API at URL.
     #[arg(long, value_name = "URL")]
     pub prometheus: Option<String>,
-    /// Look-back window (a Prometheus duration).
-    #[arg(long, value_name = "DURATION", default_value = "14d")]
-    pub window: String,
+    /// Look-back window, a Prometheus duration (default 14d, or the config's).
+    #[arg(long, value_name = "DURATION")]
+    pub window: Option<String>,
     /// Extra request header `K: V` (repeatable), e.g. `X-Scope-OrgID: tenant-1` for Mimir.
     #[arg(long = "prometheus-header", value_name = "K: V")]
     pub headers: Vec<String>,
@@ -105,13 +105,9 @@ pub struct PrometheusArgs {
     /// PEM file of root certificates to trust for https.
     #[arg(long = "prometheus-ca", value_name = "FILE")]
     pub ca: Option<PathBuf>,
-    /// Per-request timeout in seconds.
-    #[arg(
-        long = "prometheus-timeout",
-        value_name = "SECONDS",
-        default_value_t = 60
-    )]
-    pub timeout: u64,
+    /// Per-request timeout in seconds (default 60, or the config's).
+    #[arg(long = "prometheus-timeout", value_name = "SECONDS")]
+    pub timeout: Option<u64>,
     /// Label matchers added to every query, e.g. `cluster="prod"` for a multi-cluster store.
     #[arg(long = "prometheus-selector", value_name = "MATCHERS")]
     pub selector: Option<String>,

@@ -41,6 +41,30 @@ pub struct Config {
     pub ignore: Vec<IgnoreEntry>,
     /// Thresholds of the recommendation and the measured rules (`policy:`).
     pub policy: Policy,
+    /// The live metrics source (`prometheus:`); command-line flags take precedence.
+    pub prometheus: Option<PrometheusConfig>,
+}
+
+/// `prometheus:` in the config. Paths are relative to the config's folder.
+#[derive(Clone, Debug, Default)]
+pub struct PrometheusConfig {
+    pub url: Option<String>,
+    pub window: Option<String>,
+    pub headers: Vec<(String, String)>,
+    pub token_file: Option<PathBuf>,
+    pub ca: Option<PathBuf>,
+    pub timeout_seconds: Option<u64>,
+    /// Label matchers for every query, e.g. `cluster="prod"`.
+    pub selector: Option<String>,
+    /// Per-path selectors: manifests under `clusters/prod/**` are measured with `cluster="prod"`.
+    pub path_selectors: Vec<PathSelector>,
+}
+
+#[derive(Clone, Debug)]
+pub struct PathSelector {
+    pub pattern: String,
+    pub globs: GlobSet,
+    pub selector: String,
 }
 
 /// A config error, placed in its file.
@@ -116,6 +140,60 @@ fn decode_rule_setting(node: &Node) -> Result<RuleSetting, DecodeError> {
     };
     fields.finish()?;
     Ok(RuleSetting { enabled, severity })
+}
+
+fn decode_prometheus(node: &Node, base: Option<&Path>) -> Result<PrometheusConfig, DecodeError> {
+    let mut f = Fields::new(node, "`prometheus`")?;
+    let resolve = |p: String| -> PathBuf {
+        let p = PathBuf::from(p);
+        match base {
+            Some(dir) if p.is_relative() => dir.join(p),
+            _ => p,
+        }
+    };
+    let mut config = PrometheusConfig {
+        url: f.string("url")?,
+        window: f.string("window")?,
+        token_file: f.string("token_file")?.map(resolve),
+        ca: f.string("ca")?.map(resolve),
+        selector: f.string("selector")?,
+        ..PrometheusConfig::default()
+    };
+    if let Some(t) = f.number("timeout")? {
+        if !(t >= 1.0 && t.fract() == 0.0 && t < 1e9) {
+            return Err(DecodeError {
+                offset: node.span.start,
+                message: format!("`prometheus.timeout`: expected whole seconds >= 1, found {t}"),
+            });
+        }
+        config.timeout_seconds = Some(t as u64);
+    }
+    if let Some(headers) = f.take("headers") {
+        Fields::new(headers, "`prometheus.headers`")?;
+        for e in headers.as_map().unwrap_or_default() {
+            config
+                .headers
+                .push((decode::string(&e.key)?, decode::string(&e.value)?));
+        }
+    }
+    if let Some(list) = f.seq("selectors")? {
+        for item in list {
+            let mut sf = Fields::new(item, "`prometheus.selectors` entry")?;
+            let (pattern, at) = sf.string_at("path")?.ok_or_else(|| DecodeError {
+                offset: item.span.start,
+                message: "`prometheus.selectors` entry: missing required key `path`".into(),
+            })?;
+            let selector = sf.required_string("selector")?;
+            sf.finish()?;
+            config.path_selectors.push(PathSelector {
+                globs: glob_set(std::slice::from_ref(&pattern), at)?,
+                pattern,
+                selector,
+            });
+        }
+    }
+    f.finish()?;
+    Ok(config)
 }
 
 fn decode_policy(node: &Node) -> Result<Policy, DecodeError> {
@@ -201,6 +279,10 @@ impl Config {
         }
         if let Some(node) = fields.take("policy") {
             config.policy = decode_policy(node)?;
+        }
+        if let Some(node) = fields.take("prometheus") {
+            let base = config.path.as_ref().and_then(|p| p.parent());
+            config.prometheus = Some(decode_prometheus(node, base)?);
         }
         if let Some(list) = fields.seq("ignore")? {
             for item in list {
@@ -301,6 +383,17 @@ impl Config {
         })
     }
 
+    /// The per-path Prometheus selector for a manifest, if one matches.
+    pub fn path_selector(&self, path: &Path) -> Option<&str> {
+        let rel = self.relative(path);
+        self.prometheus
+            .as_ref()?
+            .path_selectors
+            .iter()
+            .find(|s| s.globs.is_match(rel.as_ref()))
+            .map(|s| s.selector.as_str())
+    }
+
     pub fn rule_enabled(&self, info: &rules::RuleInfo) -> bool {
         self.rules
             .get(info.id)
@@ -377,6 +470,32 @@ mod tests {
             "{}",
             e.message
         );
+    }
+
+    #[test]
+    fn prometheus_settings_and_path_selectors() {
+        let c = parse("prometheus:\n  url: https://prom:9090\n  window: 7d\n  headers: {X-Scope-OrgID: tenant-1}\n  token_file: secrets/token\n  timeout: 30\n  selectors:\n  - path: clusters/prod/**\n    selector: 'cluster=\"prod\"'\n").unwrap();
+        let p = c.prometheus.as_ref().unwrap();
+        assert_eq!(p.url.as_deref(), Some("https://prom:9090"));
+        assert_eq!(
+            p.headers,
+            [("X-Scope-OrgID".to_string(), "tenant-1".to_string())]
+        );
+        assert_eq!(
+            p.token_file.as_deref(),
+            Some(Path::new("repo/secrets/token"))
+        );
+        assert_eq!(p.timeout_seconds, Some(30));
+        assert_eq!(
+            c.path_selector(Path::new("clusters/prod/app.yaml")),
+            Some("cluster=\"prod\"")
+        );
+        assert_eq!(
+            c.path_selector(Path::new("clusters/staging/app.yaml")),
+            None
+        );
+        let e = parse("prometheus:\n  urll: x\n").unwrap_err();
+        assert!(e.message.contains("unknown key `urll`"), "{}", e.message);
     }
 
     #[test]

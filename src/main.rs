@@ -144,7 +144,12 @@ fn lint(args: &LintArgs) -> u8 {
             }
         }
     }
-    if args.prometheus.prometheus.is_some() {
+    let configured = linter
+        .config
+        .prometheus
+        .as_ref()
+        .is_some_and(|p| p.url.is_some());
+    if args.metrics.is_none() && (args.prometheus.prometheus.is_some() || configured) {
         match query_prometheus(&args.prometheus, &linter, &args.common.paths) {
             Ok(usage) => linter.usage = Some(usage),
             Err(code) => return code,
@@ -207,12 +212,20 @@ fn lint(args: &LintArgs) -> u8 {
     }
 }
 
-fn prometheus_options(args: &PrometheusArgs) -> Result<PrometheusOptions, u8> {
-    let Some(url) = &args.prometheus else {
-        eprintln!("error: --prometheus URL is required");
+/// Prometheus options from the flags, falling back to the config's `prometheus:` section.
+fn prometheus_options(args: &PrometheusArgs, config: &Config) -> Result<PrometheusOptions, u8> {
+    let file = config.prometheus.clone().unwrap_or_default();
+    let Some(url) = args.prometheus.clone().or(file.url) else {
+        eprintln!("error: --prometheus URL (or `prometheus.url` in the config) is required");
         return Err(EXIT_ERROR);
     };
-    let mut opts = PrometheusOptions::new(url.clone(), args.window.clone());
+    let window = args
+        .window
+        .clone()
+        .or(file.window)
+        .unwrap_or_else(|| "14d".into());
+    let mut opts = PrometheusOptions::new(url, window);
+    opts.headers = file.headers;
     for h in &args.headers {
         let Some((k, v)) = h.split_once(':') else {
             eprintln!("error: --prometheus-header {h:?}: expected `Name: value`");
@@ -221,11 +234,11 @@ fn prometheus_options(args: &PrometheusArgs) -> Result<PrometheusOptions, u8> {
         opts.headers
             .push((k.trim().to_string(), v.trim().to_string()));
     }
-    opts.bearer_token = match &args.token_file {
-        Some(path) => match std::fs::read_to_string(path) {
+    opts.bearer_token = match args.token_file.clone().or(file.token_file) {
+        Some(path) => match std::fs::read_to_string(&path) {
             Ok(t) => Some(t.trim().to_string()),
             Err(e) => {
-                eprintln!("error: --prometheus-token-file {}: {e}", path.display());
+                eprintln!("error: prometheus token file {}: {e}", path.display());
                 return Err(EXIT_ERROR);
             }
         },
@@ -233,49 +246,77 @@ fn prometheus_options(args: &PrometheusArgs) -> Result<PrometheusOptions, u8> {
             .ok()
             .filter(|t| !t.is_empty()),
     };
-    opts.ca_file = args.ca.clone();
-    opts.timeout = std::time::Duration::from_secs(args.timeout.max(1));
-    opts.selector = args.selector.clone();
+    opts.ca_file = args.ca.clone().or(file.ca);
+    let timeout = args.timeout.or(file.timeout_seconds).unwrap_or(60);
+    opts.timeout = std::time::Duration::from_secs(timeout.max(1));
+    opts.selector = args.selector.clone().or(file.selector);
     Ok(opts)
 }
 
-/// Queries Prometheus for the workloads in `paths`; prints one summary line on stderr.
+/// Queries Prometheus for the workloads in `paths`, once per distinct selector (the config's
+/// per-path selectors split a multi-cluster repo); prints one summary line on stderr.
 fn query_prometheus(
     args: &PrometheusArgs,
     linter: &Linter,
     paths: &[PathBuf],
 ) -> Result<gpulint::metrics::usage::UsageSet, u8> {
-    let opts = prometheus_options(args)?;
+    let opts = prometheus_options(args, &linter.config)?;
     let (files, _) = linter.load(paths);
-    let wanted = linter.container_keys(&files);
+    let mut groups: std::collections::BTreeMap<Option<String>, Vec<_>> = Default::default();
+    for file in &files {
+        let selector = match &file.input {
+            gpulint::source::discover::Input::File(p) => linter.config.path_selector(p),
+            gpulint::source::discover::Input::Stdin => None,
+        };
+        let selector = selector
+            .map(str::to_string)
+            .or_else(|| opts.selector.clone());
+        groups
+            .entry(selector)
+            .or_default()
+            .extend(linter.container_keys(std::slice::from_ref(file)));
+    }
+    let wanted: usize = groups.values().map(Vec::len).sum();
     let progress = std::io::stderr().is_terminal();
     if progress {
-        eprint!("querying {} for {} container(s)…", opts.url, wanted.len());
+        eprint!("querying {} for {wanted} container(s)…", opts.url);
     }
-    let result = gpulint::metrics::prometheus::collect(&opts, &wanted);
+    let mut usage: Option<gpulint::metrics::usage::UsageSet> = None;
+    let (mut missing, mut requests) = (0, 0);
+    for (selector, keys) in groups {
+        let mut group_opts = opts.clone();
+        group_opts.selector = selector;
+        let collected = match gpulint::metrics::prometheus::collect(&group_opts, &keys) {
+            Ok(c) => c,
+            Err(e) => {
+                if progress {
+                    eprint!("\r\x1b[2K");
+                }
+                eprintln!("error: {e}");
+                return Err(EXIT_ERROR);
+            }
+        };
+        for w in &collected.warnings {
+            eprintln!("warning: prometheus: {w}");
+        }
+        missing += collected.missing.len();
+        requests += collected.requests;
+        match &mut usage {
+            None => usage = Some(collected.usage),
+            Some(all) => all.containers.extend(collected.usage.containers),
+        }
+    }
     if progress {
         eprint!("\r\x1b[2K");
     }
-    match result {
-        Ok(collected) => {
-            for w in &collected.warnings {
-                eprintln!("warning: prometheus: {w}");
-            }
-            eprintln!(
-                "{}, window {}: {} container(s) with data, {} without ({} request(s))",
-                collected.usage.source,
-                opts.window,
-                collected.usage.containers.len(),
-                collected.missing.len(),
-                collected.requests
-            );
-            Ok(collected.usage)
-        }
-        Err(e) => {
-            eprintln!("error: {e}");
-            Err(EXIT_ERROR)
-        }
-    }
+    let usage = usage.unwrap_or_default();
+    eprintln!(
+        "prometheus {}, window {}: {} container(s) with data, {missing} without ({requests} request(s))",
+        opts.url,
+        opts.window,
+        usage.containers.len()
+    );
+    Ok(usage)
 }
 
 fn snapshot(args: &SnapshotArgs) -> u8 {

@@ -891,6 +891,41 @@ fn the_cli_snapshot_and_live_modes_agree(prom: &Prometheus, cluster: &Cluster) {
             .collect()
     };
     assert_eq!(strip(live), strip(findings(&from_snapshot)));
+
+    // The same from `.gpulint.yaml` alone, and a per-path selector that matches no series:
+    // the copy under other/ is measured with `cluster="nowhere"` and gets no data.
+    std::fs::create_dir_all(repo.path().join("other")).expect("mkdir");
+    std::fs::copy(
+        repo.path().join("workloads.yaml"),
+        repo.path().join("other/workloads.yaml"),
+    )
+    .expect("copy");
+    std::fs::write(
+        repo.path().join(".gpulint.yaml"),
+        format!(
+            "prometheus:\n  url: {url}\n  window: {WINDOW}\n  selectors:\n  - path: other/**\n    selector: 'cluster=\"nowhere\"'\n"
+        ),
+    )
+    .expect("config");
+    let rules_in = |dir: &str| {
+        let (code, out, stderr) = run(&[dir, "--format", "json"]);
+        assert_ne!(code, 2, "{stderr}");
+        assert!(stderr.contains("request(s)"), "{stderr}");
+        let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+        v["findings"]
+            .as_array()
+            .expect("findings")
+            .iter()
+            .map(|f| f["rule"].as_str().unwrap_or_default().to_string())
+            .collect::<std::collections::BTreeSet<String>>()
+    };
+    let measured = rules_in("workloads.yaml");
+    assert!(measured.contains("MEM001"), "{measured:?}");
+    let other = rules_in("other");
+    assert!(
+        other.contains("MET001") && !other.contains("MEM001"),
+        "{other:?}"
+    );
 }
 
 /// A `--query.max-samples` between the per-namespace and the whole-store size of the CPU
