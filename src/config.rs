@@ -43,6 +43,10 @@ pub struct Config {
     pub policy: Policy,
     /// The live metrics source (`prometheus:`); command-line flags take precedence.
     pub prometheus: Option<PrometheusConfig>,
+    /// The namespace of manifests that name none (`namespace:`; Kubernetes' `default` if unset).
+    pub default_namespace: Option<String>,
+    /// Per-path namespaces (`namespaces: [{path, namespace}]`), first match wins.
+    pub path_namespaces: Vec<(GlobSet, String)>,
 }
 
 /// `prometheus:` in the config. Paths are relative to the config's folder.
@@ -280,6 +284,21 @@ impl Config {
         if let Some(node) = fields.take("policy") {
             config.policy = decode_policy(node)?;
         }
+        config.default_namespace = fields.string("namespace")?;
+        if let Some(list) = fields.seq("namespaces")? {
+            for item in list {
+                let mut f = Fields::new(item, "`namespaces` entry")?;
+                let (pattern, at) = f.string_at("path")?.ok_or_else(|| DecodeError {
+                    offset: item.span.start,
+                    message: "`namespaces` entry: missing required key `path`".into(),
+                })?;
+                let namespace = f.required_string("namespace")?;
+                f.finish()?;
+                config
+                    .path_namespaces
+                    .push((glob_set(std::slice::from_ref(&pattern), at)?, namespace));
+            }
+        }
         if let Some(node) = fields.take("prometheus") {
             let base = config.path.as_ref().and_then(|p| p.parent());
             config.prometheus = Some(decode_prometheus(node, base)?);
@@ -381,6 +400,18 @@ impl Config {
             (entry.rules.is_empty() || entry.rules.iter().any(|r| r == rule))
                 && entry.globs.is_match(rel.as_ref())
         })
+    }
+
+    /// The namespace of a manifest without one: a matching `namespaces:` entry, else
+    /// `namespace:`, else `default`.
+    pub fn namespace_for(&self, path: &Path) -> &str {
+        let rel = self.relative(path);
+        self.path_namespaces
+            .iter()
+            .find(|(globs, _)| globs.is_match(rel.as_ref()))
+            .map(|(_, ns)| ns.as_str())
+            .or(self.default_namespace.as_deref())
+            .unwrap_or("default")
     }
 
     /// The per-path Prometheus selector for a manifest, if one matches.
@@ -496,6 +527,22 @@ mod tests {
         );
         let e = parse("prometheus:\n  urll: x\n").unwrap_err();
         assert!(e.message.contains("unknown key `urll`"), "{}", e.message);
+    }
+
+    #[test]
+    fn namespaces_for_manifests_without_one() {
+        let c =
+            parse("namespace: ml\nnamespaces:\n- path: teams/research/**\n  namespace: research\n")
+                .unwrap();
+        assert_eq!(
+            c.namespace_for(Path::new("teams/research/nb.yaml")),
+            "research"
+        );
+        assert_eq!(c.namespace_for(Path::new("apps/llm.yaml")), "ml");
+        assert_eq!(
+            parse("").unwrap().namespace_for(Path::new("x.yaml")),
+            "default"
+        );
     }
 
     #[test]

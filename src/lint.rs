@@ -139,6 +139,37 @@ impl Linter {
         (files, errors)
     }
 
+    /// What the rules see for one document of a file.
+    pub fn context<'a>(
+        &'a self,
+        facts: &'a RepoFacts,
+        text: &'a str,
+        document: usize,
+        default_namespace: &'a str,
+    ) -> Context<'a> {
+        Context {
+            gpu_names: &self.gpu_names,
+            facts,
+            kueue_required: self.config.kueue_required,
+            target: Target { text, document },
+            usage: self.usage.as_ref(),
+            policy: &self.policy,
+            default_namespace,
+        }
+    }
+
+    /// The namespace of a file's manifests that name none.
+    pub fn default_namespace(&self, file: &SourceFile) -> &str {
+        match &file.input {
+            Input::File(path) => self.config.namespace_for(path),
+            Input::Stdin => self
+                .config
+                .default_namespace
+                .as_deref()
+                .unwrap_or("default"),
+        }
+    }
+
     /// The metrics identities of every named container of every workload in `files`.
     pub fn container_keys(&self, files: &[SourceFile]) -> Vec<ContainerKey> {
         let mut keys = BTreeSet::new();
@@ -146,7 +177,8 @@ impl Linter {
             for doc in &file.stream.documents {
                 for object in objects(doc) {
                     if let Some(w) = Workload::of(object, &self.catalog) {
-                        keys.extend(w.containers.iter().filter_map(|c| usage_key(&w, c)));
+                        let ns = self.default_namespace(file);
+                        keys.extend(w.containers.iter().filter_map(|c| usage_key(&w, c, ns)));
                     }
                 }
             }
@@ -174,17 +206,12 @@ impl Linter {
         let comments = suppression_comments(&file.stream.comments);
         let mut findings = Vec::new();
         for (document, doc) in file.stream.documents.iter().enumerate() {
-            let cx = Context {
-                gpu_names: &self.gpu_names,
+            let cx = self.context(
                 facts,
-                kueue_required: self.config.kueue_required,
-                target: Target {
-                    text: &file.stream.text,
-                    document,
-                },
-                usage: self.usage.as_ref(),
-                policy: &self.policy,
-            };
+                &file.stream.text,
+                document,
+                self.default_namespace(file),
+            );
             for object in objects(doc) {
                 let Some(workload) = Workload::of(object, &self.catalog) else {
                     continue;

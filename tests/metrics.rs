@@ -134,3 +134,41 @@ fn a_bad_snapshot_is_an_error_with_its_position() {
     assert_eq!(code, 2);
     assert!(stderr.contains("m.json:2:"), "{stderr}");
 }
+
+#[test]
+fn the_config_gives_the_namespace_of_manifests_without_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(root().join(DIR).join("workloads.yaml")).unwrap();
+    // Only the first object (Deployment ml/llm), without its namespace.
+    let first = text
+        .split("\n---\n")
+        .next()
+        .unwrap()
+        .replace("  namespace: ml\n", "");
+    std::fs::write(dir.path().join("llm.yaml"), first).unwrap();
+    std::fs::copy(
+        root().join(DIR).join("metrics.json"),
+        dir.path().join("m.json"),
+    )
+    .unwrap();
+    let rules = |dir: &Path| {
+        let (_, stdout, _) = gpulint(
+            dir,
+            &["llm.yaml", "--metrics", "m.json", "--format", "json"],
+        );
+        let v: Value = serde_json::from_str(&stdout).unwrap();
+        v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["rule"].as_str().unwrap().to_string())
+            .collect::<Vec<_>>()
+    };
+    assert!(
+        rules(dir.path()).contains(&"MET001".to_string()),
+        "in `default`, nothing measured"
+    );
+    std::fs::write(dir.path().join(".gpulint.yaml"), "namespace: ml\n").unwrap();
+    let measured = rules(dir.path());
+    assert!(measured.contains(&"MEM001".to_string()), "{measured:?}");
+}

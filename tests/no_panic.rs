@@ -36,7 +36,6 @@ use std::sync::{Mutex, Once};
 use std::time::{Duration, Instant};
 
 use gpulint::config::Config;
-use gpulint::fix::resources::Target;
 use gpulint::k8s::catalog::Catalog;
 use gpulint::k8s::quantity::{
     format_bytes_binary, format_millicores, round_up_bytes_readable, Quantity,
@@ -44,7 +43,7 @@ use gpulint::k8s::quantity::{
 use gpulint::k8s::workload::{objects, Workload};
 use gpulint::lint::{Linter, Run, Selection};
 use gpulint::report::{self, github, human, inventory, json, sarif};
-use gpulint::rules::{self, Context, RepoFacts, RULES};
+use gpulint::rules::{self, RepoFacts, RULES};
 use gpulint::source::yaml::{Node, ScalarKind, ScalarStyle, Span, Stream, Value};
 use serde_json::Value as Json;
 
@@ -750,14 +749,7 @@ impl Harness {
         };
         let mut expected = Vec::new();
         for (document, doc) in stream.documents.iter().enumerate() {
-            let cx = Context {
-                gpu_names: &linter.gpu_names,
-                facts: &facts,
-                kueue_required: linter.config.kueue_required,
-                target: Target { text, document },
-                usage: linter.usage.as_ref(),
-                policy: &linter.policy,
-            };
+            let cx = linter.context(&facts, text, document, "default");
             for object in objects(doc) {
                 check_span(text, object.node.span, &"object");
                 assert!(object.path.starts_with('$'), "object path {}", object.path);

@@ -11,12 +11,11 @@ use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 
 use gpulint::config::Config;
-use gpulint::fix::resources::Target;
 use gpulint::k8s::catalog::Catalog;
 use gpulint::k8s::workload::{objects, Workload};
 use gpulint::lint::{Linter, Run, Selection};
 use gpulint::report::{self, github, human, inventory, json, sarif};
-use gpulint::rules::{self, Context, RepoFacts};
+use gpulint::rules::{self, RepoFacts};
 use gpulint::source::yaml::{Node, Span, Stream, Value};
 use libfuzzer_sys::fuzz_target;
 
@@ -102,14 +101,7 @@ fn in_process(state: &State, stream: &Stream) {
     }
     let facts = RepoFacts::default();
     for (document, doc) in stream.documents.iter().enumerate() {
-        let cx = Context {
-            gpu_names: &state.linter.gpu_names,
-            facts: &facts,
-            kueue_required: true,
-            target: Target { text, document },
-            usage: state.linter.usage.as_ref(),
-            policy: &state.linter.policy,
-        };
+        let cx = state.linter.context(&facts, text, document, "default");
         check_node(text, &doc.root);
         for object in objects(doc) {
             let Some(w) = Workload::of(object, &state.catalog) else {

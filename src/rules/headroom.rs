@@ -123,15 +123,15 @@ fn describe_memory(rec: &MemoryRecommendation) -> String {
 }
 
 /// The metrics identity of a container: (namespace, kind, name, container); a manifest without
-/// a namespace is in `default`.
-pub fn usage_key(w: &Workload, c: &Container) -> Option<ContainerKey> {
+/// a namespace is in `default_namespace` (`default`, or what the config says for its path).
+pub fn usage_key(w: &Workload, c: &Container, default_namespace: &str) -> Option<ContainerKey> {
     Some(ContainerKey {
         namespace: w
             .object
             .id
             .namespace
             .clone()
-            .unwrap_or_else(|| "default".into()),
+            .unwrap_or_else(|| default_namespace.to_string()),
         kind: w.object.id.kind.clone(),
         name: w.object.id.name.clone()?,
         container: c.name?.to_string(),
@@ -150,7 +150,7 @@ fn oom_reference(usage: &Usage, limit: Option<i128>, policy: &Policy) -> Option<
 pub(crate) fn has_memory_recommendation(cx: &Context, w: &Workload, c: &Container) -> bool {
     let usage = cx
         .usage
-        .zip(usage_key(w, c))
+        .zip(usage_key(w, c, cx.default_namespace))
         .and_then(|(set, key)| set.get(&key));
     usage.is_some_and(|u| {
         recommend::memory(
@@ -165,7 +165,9 @@ pub(crate) fn has_memory_recommendation(cx: &Context, w: &Workload, c: &Containe
 pub fn check(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {
     let Some(usage_set) = cx.usage else { return };
     for c in w.containers.iter().filter(|c| c.spark.is_none() && !c.init) {
-        let Some(key) = usage_key(w, c) else { continue };
+        let Some(key) = usage_key(w, c, cx.default_namespace) else {
+            continue;
+        };
         let gpu = is_gpu_container(cx, c);
         match usage_set.get(&key) {
             Some(usage) => check_container(cx, c, usage, gpu, hits),

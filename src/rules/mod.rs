@@ -330,6 +330,8 @@ pub struct Context<'a> {
     /// Measured usage (`--metrics`/`--prometheus`), when given.
     pub usage: Option<&'a UsageSet>,
     pub policy: &'a Policy,
+    /// The namespace of manifests that name none (`default` unless the config says otherwise).
+    pub default_namespace: &'a str,
 }
 
 /// Runs every rule family on one workload.
@@ -454,6 +456,7 @@ pub(crate) mod test_support {
                 target: Target { text, document },
                 usage: None,
                 policy: &policy,
+                default_namespace: "default",
             };
             for obj in objects(doc) {
                 if let Some(w) = Workload::of(obj, &catalog) {
