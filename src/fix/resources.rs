@@ -6,42 +6,15 @@ use super::edit::{
     column, line_end, newline, parse_path, render_scalar, sibling_style, Applicability, Edit,
     FieldChange, Fix, Segment,
 };
-use crate::k8s::workload::{Container, ResourceList};
+use crate::k8s::workload::Container;
 use crate::source::yaml::{Node, ScalarStyle};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Side {
-    Requests,
-    Limits,
-}
-
-impl Side {
-    pub fn key(self) -> &'static str {
-        match self {
-            Side::Requests => "requests",
-            Side::Limits => "limits",
-        }
-    }
-
-    fn other(self) -> Side {
-        match self {
-            Side::Requests => Side::Limits,
-            Side::Limits => Side::Requests,
-        }
-    }
-}
+pub use crate::k8s::workload::Side;
 
 /// Where an edit lands: the text and the document it belongs to.
 pub struct Target<'t> {
     pub text: &'t str,
     pub document: usize,
-}
-
-fn list<'a, 'c>(c: &'c Container<'a>, side: Side) -> &'c ResourceList<'a> {
-    match side {
-        Side::Requests => &c.resources.requests,
-        Side::Limits => &c.resources.limits,
-    }
 }
 
 fn field_path(c: &Container, side: Side, name: &str) -> Option<Vec<Segment>> {
@@ -93,7 +66,7 @@ pub fn set_quantity(
     if resources.via_alias || c.node.via_alias {
         return None;
     }
-    let this = list(c, side);
+    let this = c.resources.list(side);
     let old = this
         .get(name)
         .and_then(|q| q.value.text())
@@ -148,7 +121,7 @@ pub fn set_quantity(
 /// Adds a missing `requests:`/`limits:` mapping to `resources`, shaped like its sibling.
 fn create_list(text: &str, c: &Container, side: Side, name: &str, value: &str) -> Option<Edit> {
     let resources = c.resources.node?;
-    let sibling = list(c, side.other()).node;
+    let sibling = c.resources.list(side.other()).node;
     let key = side.key();
     let entries = resources.as_map()?;
     if resources.flow || entries.is_empty() {
@@ -198,8 +171,8 @@ pub fn rename_resource(target: &Target, c: &Container, from: &str, to: &str) -> 
     let mut edits = Vec::new();
     let mut changes = Vec::new();
     for side in [Side::Requests, Side::Limits] {
-        if let Some(q) = list(c, side).get(from) {
-            if q.key.via_alias || list(c, side).get(to).is_some() {
+        if let Some(q) = c.resources.list(side).get(from) {
+            if q.key.via_alias || c.resources.list(side).get(to).is_some() {
                 return None;
             }
             edits.push(Edit {

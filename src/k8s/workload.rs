@@ -137,6 +137,29 @@ impl<'a> ResourceList<'a> {
     }
 }
 
+/// Which side of a resources block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    Requests,
+    Limits,
+}
+
+impl Side {
+    pub fn key(self) -> &'static str {
+        match self {
+            Side::Requests => "requests",
+            Side::Limits => "limits",
+        }
+    }
+
+    pub fn other(self) -> Side {
+        match self {
+            Side::Requests => Side::Limits,
+            Side::Limits => Side::Requests,
+        }
+    }
+}
+
 /// The resources of a container (or a container-like mapping).
 #[derive(Clone, Debug, Default)]
 pub struct Resources<'a> {
@@ -168,6 +191,13 @@ impl<'a> Resources<'a> {
                 .get("claims")
                 .and_then(Node::as_seq)
                 .is_some_and(|c| !c.is_empty()),
+        }
+    }
+
+    pub fn list(&self, side: Side) -> &ResourceList<'a> {
+        match side {
+            Side::Requests => &self.requests,
+            Side::Limits => &self.limits,
         }
     }
 

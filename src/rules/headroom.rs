@@ -27,26 +27,20 @@ fn gib(bytes: f64) -> String {
     format!("{:.1}Gi", bytes / (1u64 << 30) as f64)
 }
 
-fn bytes_of(c: &Container, side: Side) -> Option<i128> {
-    let list = match side {
-        Side::Requests => &c.resources.requests,
-        Side::Limits => &c.resources.limits,
-    };
-    match judge(list.get("memory")?.value) {
-        Judged::Valid(q) => q.ceil_bytes(),
+/// A valid quantity of `resource` on one side of a container's resources.
+fn quantity_of(c: &Container, side: Side, resource: &str) -> Option<Quantity> {
+    match judge(c.resources.list(side).get(resource)?.value) {
+        Judged::Valid(q) => Some(q),
         _ => None,
     }
 }
 
+fn bytes_of(c: &Container, side: Side) -> Option<i128> {
+    quantity_of(c, side, "memory")?.ceil_bytes()
+}
+
 fn millis_of(c: &Container, side: Side) -> Option<i128> {
-    let list = match side {
-        Side::Requests => &c.resources.requests,
-        Side::Limits => &c.resources.limits,
-    };
-    match judge(list.get("cpu")?.value) {
-        Judged::Valid(q) => q.millis_ceil(),
-        _ => None,
-    }
+    quantity_of(c, side, "cpu")?.millis_ceil()
 }
 
 /// Joins several fixes on one container into one (all or nothing).
@@ -78,13 +72,7 @@ fn set_both(
     limit_too: bool,
 ) -> Option<Fix> {
     let target: Quantity = value.parse().ok()?;
-    let differs = |side: Side| {
-        let list = match side {
-            Side::Requests => &c.resources.requests,
-            Side::Limits => &c.resources.limits,
-        };
-        !matches!(list.get(resource).map(|q| judge(q.value)), Some(Judged::Valid(q)) if q == target)
-    };
+    let differs = |side: Side| quantity_of(c, side, resource) != Some(target);
     // Limits first: when both sides are inserted at one place (a missing `requests:` block
     // after `limits:`), the limit entry must land inside `limits:`, before the new block.
     let mut sides = vec![Side::Requests];
