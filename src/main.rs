@@ -330,6 +330,11 @@ fn snapshot(args: &SnapshotArgs) -> u8 {
         Err(code) => return code,
     };
     let text = gpulint::metrics::snapshot::write(&usage, &now_rfc3339());
+    // What is written must read back: check it as `--metrics` will.
+    if let Err(e) = gpulint::metrics::snapshot::parse(&text, "the collected snapshot") {
+        eprintln!("error: Prometheus returned figures the snapshot format rejects: {e}");
+        return EXIT_ERROR;
+    }
     match &args.output {
         None => print(&text),
         Some(path) => {
