@@ -5,6 +5,7 @@
 # outside the clone, and is reinstalled whenever it is missing or broken:
 #   $GPULINT_CACHE/npm    Microsoft SARIF Multitool (npm @microsoft/sarif-multitool-linux)
 #   $GPULINT_CACHE/venv   only if the machine's python3 lacks `jsonschema`
+#   $GPULINT_CACHE/venv-pre-commit  pre-commit (PyPI), see gpulint_ensure_pre_commit
 #
 # After gpulint_ensure_sarif_tools these are exported:
 #   GPULINT_SARIF_MULTITOOL          absolute path of the Sarif.Multitool executable
@@ -315,4 +316,45 @@ gpulint_ensure_prometheus() {
     GPULINT_PROMETHEUS="$(command -v prometheus)"
     GPULINT_PROMTOOL="$(command -v promtool)"
     export GPULINT_PROMETHEUS GPULINT_PROMTOOL
+}
+
+# ---------------------------------------------------------------------------------------
+# pre-commit for tests/pre_commit.rs: the PyPI package `pre-commit` (pinned) in its own venv,
+# $GPULINT_CACHE/venv-pre-commit, (re)installed when missing, broken or of another version.
+# Exported afterwards:
+#   GPULINT_PRE_COMMIT  absolute path of the pre-commit executable
+GPULINT_PRE_COMMIT_VERSION="4.7.0"
+
+_gpulint_pre_commit_ok() {
+    local exe="$GPULINT_CACHE/venv-pre-commit/bin/pre-commit" out
+    [[ -x "$exe" ]] || return 1
+    # `pre-commit --version` prints "pre-commit 4.7.0".
+    out="$("$exe" --version 2>&1 </dev/null)" || return 1
+    [[ "$out" == "pre-commit ${GPULINT_PRE_COMMIT_VERSION}" ]]
+}
+
+_gpulint_install_pre_commit() {
+    _gpulint_pre_commit_ok && return 0
+    local venv="$GPULINT_CACHE/venv-pre-commit" start=$SECONDS
+    command -v python3 >/dev/null 2>&1 || { gpulint_err "python3 not found on PATH"; return 1; }
+    gpulint_log "installing pre-commit==${GPULINT_PRE_COMMIT_VERSION} into $venv"
+    rm -rf "$venv"
+    python3 -m venv "$venv" || return 1
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input \
+        "pre-commit==${GPULINT_PRE_COMMIT_VERSION}" </dev/null || return 1
+    if ! _gpulint_pre_commit_ok; then
+        gpulint_err "installed pre-commit does not run: $venv/bin/pre-commit"
+        "$venv/bin/pre-commit" --version </dev/null || true
+        return 1
+    fi
+    gpulint_log "pre-commit installed in $((SECONDS - start))s"
+}
+
+gpulint_ensure_pre_commit() {
+    gpulint_cache_dir
+    if ! _gpulint_pre_commit_ok; then
+        gpulint_with_lock venv-pre-commit _gpulint_install_pre_commit || return 1
+    fi
+    GPULINT_PRE_COMMIT="$GPULINT_CACHE/venv-pre-commit/bin/pre-commit"
+    export GPULINT_PRE_COMMIT
 }

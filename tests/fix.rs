@@ -284,13 +284,11 @@ fn stdin_is_linted_but_not_fixed() {
     );
 }
 
-/// Every real manifest with a GPU block: break it (change a request, drop a limit), fix it, and
-/// check that it parses, that only that block changed, and that every comment survived.
-#[test]
-fn broken_copies_of_real_manifests_are_repaired() {
+/// The real manifests of the corpus (`testdata/corpus/raw`), sorted.
+fn corpus_files() -> Vec<PathBuf> {
     let raw = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/corpus/raw");
     let mut files = Vec::new();
-    let mut stack = vec![raw.clone()];
+    let mut stack = vec![raw];
     while let Some(dir) = stack.pop() {
         for e in std::fs::read_dir(dir).unwrap() {
             let p = e.unwrap().path();
@@ -302,8 +300,16 @@ fn broken_copies_of_real_manifests_are_repaired() {
         }
     }
     files.sort();
+    files
+}
+
+/// Every real manifest with a GPU block: break it (change a request), fix it, and check that it
+/// parses, that only that block changed, and that every comment survived. The other break,
+/// dropping a limit, is `real_manifests_with_a_dropped_gpu_limit_get_it_back`.
+#[test]
+fn broken_copies_of_real_manifests_are_repaired() {
     let mut repaired = 0;
-    for path in files {
+    for path in corpus_files() {
         let text = std::fs::read_to_string(&path).unwrap_or_default();
         // A few upstream files are not valid YAML: nothing to repair there.
         if gpulint::source::yaml::Stream::parse(&text).error.is_some() {
@@ -378,4 +384,227 @@ fn broken_copies_of_real_manifests_are_repaired() {
     }
     // Most corpus GPU blocks set limits only; those with both sides get the GPU002 break.
     assert!(repaired >= 15, "only {repaired} corpus files were repaired");
+}
+
+fn comment_lines(text: &str) -> Vec<&str> {
+    text.lines()
+        .filter(|l| l.trim_start().starts_with('#'))
+        .collect()
+}
+
+/// A GPU limit line that can be dropped: in a block `limits` mapping, on a line of its own,
+/// with a request of the same value in the same container.
+struct DropTarget {
+    /// 0-based line of the limit.
+    line: usize,
+    name: String,
+    request: String,
+    /// Whether other entries stay in `limits` once the line is gone.
+    others: bool,
+}
+
+fn drop_target(text: &str) -> Option<DropTarget> {
+    use gpulint::k8s::catalog::Catalog;
+    use gpulint::k8s::gpu::{GpuName, GpuNames};
+    use gpulint::k8s::workload::{objects, Workload};
+    use gpulint::source::yaml::Stream;
+
+    let stream = Stream::parse(text);
+    if stream.error.is_some() {
+        return None;
+    }
+    let (catalog, names) = (Catalog::builtin(), GpuNames::default());
+    for doc in &stream.documents {
+        for object in objects(doc) {
+            let Some(w) = Workload::of(object, &catalog) else {
+                continue;
+            };
+            for c in &w.containers {
+                let (req, lim) = (&c.resources.requests, &c.resources.limits);
+                let Some(limits) = lim.node.filter(|n| !n.flow && !n.via_alias) else {
+                    continue;
+                };
+                for q in &lim.entries {
+                    if names.classify(q.name) != GpuName::Known || q.key.via_alias {
+                        continue;
+                    }
+                    let Some(r) = req.get(q.name) else { continue };
+                    let (Some(rv), Some(lv)) = (r.value.text(), q.value.text()) else {
+                        continue;
+                    };
+                    let line = stream.line_col(q.key.span.start).0 - 1;
+                    let own_line = stream.line_col(q.value.span.end).0 - 1 == line
+                        && text.lines().nth(line).is_some_and(|l| {
+                            l.len() - l.trim_start().len() + 1
+                                == stream.line_col(q.key.span.start).1
+                        });
+                    // A placeholder (`${GPUS}`) has no fix: only whole numbers are put back.
+                    let whole = !rv.is_empty() && rv.bytes().all(|b| b.is_ascii_digit());
+                    if rv != lv || !whole || !own_line || r.value.via_alias {
+                        continue;
+                    }
+                    return Some(DropTarget {
+                        line,
+                        name: q.name.to_string(),
+                        request: rv.to_string(),
+                        others: limits.as_map().is_some_and(|m| m.len() > 1),
+                    });
+                }
+            }
+        }
+    }
+    None
+}
+
+/// Real manifests broken the other way the issue names: a GPU limit dropped (GPU001). The fix
+/// must put exactly that line back inside the `limits` block, at its indentation.
+#[test]
+fn real_manifests_with_a_dropped_gpu_limit_get_it_back() {
+    use gpulint::config::Config;
+    use gpulint::fix::edit::plain;
+    use gpulint::lint::{Linter, Selection};
+    use gpulint::source::yaml::Stream;
+
+    let select = Selection {
+        select: vec!["GPU001".into()],
+        ignore: Vec::new(),
+    };
+    let linter = Linter::new(Config::default(), select);
+    let (mut exercised, mut byte_for_byte, mut emptied) = (0, 0, 0);
+    for path in corpus_files() {
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        let Some(target) = drop_target(&text) else {
+            continue;
+        };
+        let shown = path.display();
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("m.yaml");
+        // The file as it is must have nothing for GPU001 to fix, or more than our line changes.
+        std::fs::write(&file, &text).unwrap();
+        if !linter.run(std::slice::from_ref(&file)).findings.is_empty() {
+            continue;
+        }
+        let lines: Vec<&str> = text.split_inclusive('\n').collect();
+        let dropped = lines[target.line];
+        let broken: String = lines
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != target.line)
+            .map(|(_, l)| *l)
+            .collect();
+        std::fs::write(&file, &broken).unwrap();
+        let (code, _, stderr) = gpulint(dir.path(), &["m.yaml", "--fix", "--select", "GPU001"]);
+        let fixed = std::fs::read_to_string(&file).unwrap();
+        if !target.others {
+            // `limits:` is left without a mapping (null): nothing to insert into, so the
+            // finding stays for a person and the file is not touched.
+            assert_eq!(
+                fixed, broken,
+                "{shown}: an emptied limits block is left alone"
+            );
+            assert_eq!(code, 1, "{shown}: GPU001 is still reported\n{stderr}");
+            emptied += 1;
+            continue;
+        }
+        exercised += 1;
+        assert_eq!(code, 0, "{shown}: nothing is left after the fix\n{stderr}");
+        let after = Stream::parse(&fixed);
+        assert!(after.error.is_none(), "{shown}: the fix does not parse");
+        // The fixed documents are the original ones (the limit may now come last).
+        let before = Stream::parse(&text);
+        assert_eq!(after.documents.len(), before.documents.len(), "{shown}");
+        for (a, b) in after.documents.iter().zip(&before.documents) {
+            let (a, b) = (plain(&a.root), plain(&b.root));
+            assert!(
+                same_data(&a, &b),
+                "{shown}: the data differs from the original"
+            );
+        }
+        if fixed == text {
+            byte_for_byte += 1;
+        }
+        // Only one line is new; every other line is the broken file's, in order.
+        let (old, new): (Vec<&str>, Vec<&str>) = (
+            broken.split_inclusive('\n').collect(),
+            fixed.split_inclusive('\n').collect(),
+        );
+        assert_eq!(new.len(), old.len() + 1, "{shown}: one line is inserted");
+        let at = (0..new.len())
+            .find(|&i| old.get(i).map(|l| l.trim_end()) != Some(new[i].trim_end()))
+            .unwrap();
+        for i in at + 1..new.len() {
+            assert_eq!(new[i], old[i - 1], "{shown}: line {}", i + 1);
+        }
+        // Byte for byte before it too, but for the line break a last line gains.
+        let at_end = at + 1 == new.len() && !broken.ends_with('\n');
+        assert!(
+            (0..at).all(|i| new[i] == old[i] || (at_end && i + 1 == at && new[i].trim_end() == old[i])),
+            "{shown}: the lines before the inserted one are unchanged"
+        );
+        // The inserted line is the limit, at the indentation of the limits entries, right
+        // after the last of them.
+        let inserted = new[at].trim_end();
+        let indent = dropped.len() - dropped.trim_start().len();
+        assert_eq!(
+            inserted.len() - inserted.trim_start().len(),
+            indent,
+            "{shown}: {inserted:?} is indented like {dropped:?}"
+        );
+        let (key, value) = inserted.trim_start().split_once(": ").unwrap();
+        assert_eq!(key.trim_matches(['"', '\'']), target.name, "{shown}");
+        assert_eq!(value.trim_matches(['"', '\'']), target.request, "{shown}");
+        // Inside the limits block: the nearest less indented line above is `limits:`, and the
+        // next line of that indentation or deeper (comments aside) is not another entry.
+        let pad = |l: &str| l.len() - l.trim_start().len();
+        let content = |l: &str| !l.trim().is_empty() && !l.trim_start().starts_with('#');
+        let parent = new[..at]
+            .iter()
+            .rev()
+            .find(|l| content(l) && pad(l) < indent);
+        assert!(
+            parent.is_some_and(|l| l
+                .trim_start()
+                .trim_matches(['"', '\''])
+                .starts_with("limits")),
+            "{shown}: {inserted:?} is not in the limits block:\n{}",
+            new[at.saturating_sub(4)..(at + 3).min(new.len())].concat()
+        );
+        let next = new[at + 1..].iter().find(|l| content(l));
+        assert!(
+            next.is_none_or(|l| pad(l) < indent),
+            "{shown}: the limit is not the last entry of its block"
+        );
+        assert_eq!(
+            comment_lines(&fixed),
+            comment_lines(&broken),
+            "{shown}: comments"
+        );
+        let (code, _, _) = gpulint(dir.path(), &["m.yaml", "--select", "GPU001"]);
+        assert_eq!(code, 0, "{shown}: GPU001 is gone after the fix");
+    }
+    eprintln!(
+        "dropped GPU limits: {exercised} files repaired ({byte_for_byte} byte for byte), \
+         {emptied} with an emptied limits block left for a person"
+    );
+    // 81 corpus files have a GPU limit with an equal request and other limits beside it.
+    assert!(
+        exercised >= 60,
+        "only {exercised} corpus files were exercised"
+    );
+}
+
+/// Equal as data, key order aside.
+fn same_data(a: &serde_json::Value, b: &serde_json::Value) -> bool {
+    use serde_json::Value;
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| same_data(v, w)))
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(v, w)| same_data(v, w))
+        }
+        _ => a == b,
+    }
 }

@@ -91,6 +91,9 @@ pub fn parse_path(path: &str) -> Option<Vec<Segment>> {
 pub fn newline(text: &str) -> &'static str {
     if text.contains("\r\n") {
         "\r\n"
+    } else if text.contains('\r') && !text.contains('\n') {
+        // Old Mac line endings: YAML (and the parser) break lines at a lone CR too.
+        "\r"
     } else {
         "\n"
     }
@@ -98,7 +101,7 @@ pub fn newline(text: &str) -> &'static str {
 
 fn line_start(text: &str, offset: usize) -> usize {
     text.get(..offset)
-        .and_then(|s| s.rfind('\n'))
+        .and_then(|s| s.rfind(['\n', '\r']))
         .map_or(0, |i| i + 1)
 }
 
@@ -109,15 +112,10 @@ pub fn column(text: &str, offset: usize) -> usize {
 
 /// Where a line ends: before its `\r\n` or `\n`, or at the end of the text.
 pub fn line_end(text: &str, offset: usize) -> usize {
-    let end = text
-        .get(offset..)
-        .and_then(|s| s.find('\n'))
-        .map_or(text.len(), |i| offset + i);
-    if end > 0 && text.as_bytes().get(end - 1) == Some(&b'\r') {
-        end - 1
-    } else {
-        end
-    }
+    // The first `\r` or `\n`: before a `\r\n` pair, a lone `\r`, or a `\n`.
+    text.get(offset..)
+        .and_then(|s| s.find(['\n', '\r']))
+        .map_or(text.len(), |i| offset + i)
 }
 
 /// Writes `value` in `style`, as a scalar that parses back to `value`.
@@ -301,6 +299,14 @@ mod tests {
         assert_eq!(line_end(text, 0), 4);
         assert_eq!(line_end(text, 6), text.len());
         assert_eq!(newline(text), "\r\n");
+    }
+
+    #[test]
+    fn lone_carriage_returns_are_line_breaks() {
+        let text = "a: 1\r  b: 2\r";
+        assert_eq!(newline(text), "\r");
+        assert_eq!(line_end(text, 0), 4);
+        assert_eq!(column(text, 7), 2);
     }
 
     #[test]
