@@ -42,11 +42,18 @@ def describe_output(name, role, path):
             text = f.read()
     except OSError:
         return {}, ""
-    if text.lstrip().startswith("{"):
+    if text.lstrip().startswith(("{", "[")):
         try:
             d = json.loads(text)
         except ValueError:
             return {}, text[:200]
+        checkov = [r for r in (d if isinstance(d, list) else [d]) if isinstance(r, dict) and "check_type" in r]
+        if checkov:
+            info = {k: sum(int(r.get("summary", {}).get(k) or 0) for r in checkov)
+                    for k in ("failed", "passed", "skipped", "parsing_errors", "resource_count")}
+            info["check_types"] = [r["check_type"] for r in checkov]
+            return info, "%d failed and %d passed checks on %d resources, %d parsing errors" % (
+                info["failed"], info["passed"], info["resource_count"], info["parsing_errors"])
         if isinstance(d, dict) and "findings" in d:
             findings = d.get("findings") or []
             by_rule = {}
@@ -74,6 +81,10 @@ def main():
     ap.add_argument("--method", required=True)
     ap.add_argument("--max-ratio", type=float, default=3.0)
     ap.add_argument("--min-core-share", type=float, default=float(os.environ.get("BENCH_MIN_CORE_SHARE", "0.75")))
+    ap.add_argument("--min-peer-speedup", type=float, default=100.0,
+                    help="gpulint must be this many times faster than each tool of role peer")
+    ap.add_argument("--max-rss-mib", type=float, default=300.0, help="budget for gpulint's peak RSS")
+    # Without per-result "background_cores" (older timings files): the whole timing phase.
     ap.add_argument("--phase-wall", type=float, default=0.0, help="wall seconds of the timing phase")
     ap.add_argument("--phase-busy", type=float, default=0.0, help="CPU seconds the whole machine used then")
     ap.add_argument("--warmup", type=int, default=0)
@@ -136,6 +147,7 @@ def main():
             "gnu_time_cpu_percent": statistics.median(x["cpu_percent"] for x in g) if g else None,
             "gnu_time_runs": len(g),
             "exit_codes": sorted(set(codes)), "unexpected_exit_codes": bad_codes,
+            "warmup": r.get("warmup", args.warmup), "background_cores": r.get("background_cores"),
             "output": t["output"], "output_brief": t["output_brief"],
         }
         rows.append(row)
@@ -143,6 +155,8 @@ def main():
     by = {r["tool"]: r for r in rows}
     verdicts = []
     subject = by.get("gpulint")
+    for r in rows:
+        r["ratio_to_gpulint"] = r["mean_s"] / subject["mean_s"] if subject and subject["mean_s"] else None
     if subject and baseline:
         ratio = subject["ratio_to_floor"]
         verdicts.append({
@@ -156,14 +170,29 @@ def main():
             "value": "%.2f cores (%.0f%% CPU)" % (subject["cores_busy"], subject["cpu_percent"]),
             "ok": subject["cores_busy"] >= need})
     for r in rows:
+        if subject and r["role"] == "peer":
+            speedup = r["ratio_to_gpulint"]
+            verdicts.append({
+                "check": "gpulint at least %gx faster than %s" % (args.min_peer_speedup, r["tool"]),
+                "value": "%.0fx (%s vs %s)" % (speedup, fmt_time(subject["mean_s"]), fmt_time(r["mean_s"])),
+                "ok": speedup >= args.min_peer_speedup})
+    if subject and subject["peak_rss_mib"] is not None:
+        verdicts.append({
+            "check": "gpulint peak RSS under %g MiB" % args.max_rss_mib,
+            "value": "%.1f MiB" % subject["peak_rss_mib"], "ok": subject["peak_rss_mib"] < args.max_rss_mib})
+    for r in rows:
         if r["unexpected_exit_codes"]:
             verdicts.append({"check": "%s exits with an expected code" % r["tool"],
                              "value": str(r["unexpected_exit_codes"]), "ok": False})
 
-    # CPU used by others during the timing phase: the machine's busy time less the tools' own
-    # (per-run user+sys times the runs, warmups included).
-    own = sum((r["user_s"] + r["system_s"]) * (r["runs"] + args.warmup) for r in rows)
-    background = max(0.0, (args.phase_busy - own) / args.phase_wall) if args.phase_wall > 0 else None
+    # CPU used by others while timing: measured by run.sh per group of tools timed together
+    # (the worst group counts); else over the whole phase, the machine's busy time less the
+    # tools' own (per-run user+sys times the runs, warmups included).
+    if all(r["background_cores"] is not None for r in rows) and rows:
+        background = max(r["background_cores"] for r in rows)
+    else:
+        own = sum((r["user_s"] + r["system_s"]) * (r["runs"] + r["warmup"]) for r in rows)
+        background = max(0.0, (args.phase_busy - own) / args.phase_wall) if args.phase_wall > 0 else None
     if background is not None:
         verdicts.append({
             "check": "machine otherwise idle while timing (other processes < 0.10 cores)",
@@ -187,17 +216,23 @@ def main():
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "baseline": baseline,
         "max_ratio": args.max_ratio,
+        "min_peer_speedup": args.min_peer_speedup,
+        "max_rss_mib": args.max_rss_mib,
         "background_cores": background,
     }
 
     # ---- table ----
-    header = ["tool", "mean wall", "± stddev", "× bare parse", "× events", "peak RSS", "CPU%", "cores busy"]
+    header = ["tool", "mean wall", "± stddev", "× bare parse", "× events", "× gpulint", "peak RSS", "CPU%",
+              "cores busy"]
     table = []
+
+    def ratio(x):
+        return "-" if x is None else "%.2f" % x if x < 100 else "%.0f" % x
+
     for r in rows:
         table.append([
             r["tool"], fmt_time(r["mean_s"]), fmt_time(r["stddev_s"]),
-            "%.2f" % r["ratio_to_floor"] if r["ratio_to_floor"] is not None else "-",
-            "%.2f" % r["ratio_to_events_floor"] if r["ratio_to_events_floor"] is not None else "-",
+            ratio(r["ratio_to_floor"]), ratio(r["ratio_to_events_floor"]), ratio(r["ratio_to_gpulint"]),
             "%.1f MiB" % r["peak_rss_mib"] if r["peak_rss_mib"] is not None else "-",
             "%.0f%%" % r["cpu_percent"], "%.2f / %d" % (r["cores_busy"], nproc),
         ])
@@ -222,8 +257,9 @@ def main():
                                                  mib, meta["corpus_files_used"], meta["corpus_files_excluded"]))
     md.append("| machine | %d cores, %s, Linux %s |" % (nproc, meta["cpu"], meta["kernel"]))
     md.append("| timing | %s; page cache warm |" % meta["method"])
-    md.append("| peak RSS | GNU `/usr/bin/time -v`, max over %d runs per tool |" % max(
-        [r["gnu_time_runs"] for r in rows] or [0]))
+    md.append("| peak RSS | GNU `/usr/bin/time -v` (the largest single process of the run: checkov's forked "
+              "workers are not added up), max over the check run and the RSS runs: %s |" % (
+                  ", ".join("%s %d" % (r["tool"], r["gnu_time_runs"]) for r in rows) or "none"))
     md.append("| build | `cargo build --release` (%s), gpulint at %s |" % (meta["rustc"], meta["git"]))
     md.append("")
     md.append("## Results\n")
@@ -235,13 +271,15 @@ def main():
         md.append("- **%s** %s: %s" % ("PASS" if v["ok"] else "FAIL", v["check"], v["value"]))
     md.append("")
     md.append("## Details\n")
-    md.append("| tool | median | min | max | runs | user | sys | CPU% (GNU time) | exit codes | output of the check run |")
-    md.append("|---|---|---|---|---|---|---|---|---|---|")
+    md.append("| tool | median | min | max | warmup + runs | user | sys | CPU% (GNU time) | others' CPU | exit codes "
+              "| output of the check run |")
+    md.append("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
-        md.append("| %s | %s | %s | %s | %d | %s | %s | %s | %s | %s |" % (
-            r["tool"], fmt_time(r["median_s"]), fmt_time(r["min_s"]), fmt_time(r["max_s"]), r["runs"],
+        md.append("| %s | %s | %s | %s | %d + %d | %s | %s | %s | %s | %s | %s |" % (
+            r["tool"], fmt_time(r["median_s"]), fmt_time(r["min_s"]), fmt_time(r["max_s"]), r["warmup"], r["runs"],
             fmt_time(r["user_s"]), fmt_time(r["system_s"]),
             "%.0f%%" % r["gnu_time_cpu_percent"] if r["gnu_time_cpu_percent"] is not None else "-",
+            "%.2f cores" % r["background_cores"] if r["background_cores"] is not None else "-",
             ",".join(str(c) for c in r["exit_codes"]), r["output_brief"].replace("|", "\\|")))
     md.append("")
     md.append("Commands (DATA = the generated folder):\n")

@@ -276,6 +276,11 @@ pub fn collect(
         ));
     }
     finish(&mut out, &mut client, &wanted_set, per_key);
+    // Separate queries (quantile, max, capacity) can disagree in the last float digits;
+    // the statistics must stay ordered (p50 <= p99 <= max <= capacity), as snapshots require.
+    for usage in out.usage.containers.values_mut() {
+        usage.make_consistent();
+    }
     Ok(out)
 }
 

@@ -73,6 +73,37 @@ pub struct Usage {
     pub oom_kills: Option<u64>,
 }
 
+impl Usage {
+    /// Orders the statistics (p50 <= p99 <= max, GPU p99 <= max <= capacity, utilisation in
+    /// 0..=1) by lowering the higher one: figures from separate queries can differ by float
+    /// noise, and a snapshot must read back.
+    pub fn make_consistent(&mut self) {
+        fn order(low: &mut Option<f64>, high: Option<f64>) {
+            if let (Some(l), Some(h)) = (low.as_mut(), high) {
+                if *l > h {
+                    *l = h;
+                }
+            }
+        }
+        for stats in [&mut self.memory_bytes, &mut self.cpu_cores]
+            .into_iter()
+            .flatten()
+        {
+            order(&mut stats.p99, stats.max);
+            order(&mut stats.p50, stats.p99.or(stats.max));
+        }
+        if let Some(g) = &mut self.gpu_memory_bytes {
+            order(&mut g.max, g.capacity);
+            order(&mut g.p99, g.max.or(g.capacity));
+        }
+        if let Some(u) = &mut self.gpu_utilization {
+            for v in [&mut u.avg, &mut u.p99].into_iter().flatten() {
+                *v = v.clamp(0.0, 1.0);
+            }
+        }
+    }
+}
+
 /// Usage of every measured container, plus where it came from.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct UsageSet {
@@ -86,5 +117,36 @@ pub struct UsageSet {
 impl UsageSet {
     pub fn get(&self, key: &ContainerKey) -> Option<&Usage> {
         self.containers.get(key)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn float_noise_is_ordered_away() {
+        let mut u = Usage {
+            cpu_cores: Some(Stats {
+                p50: Some(0.03),
+                p99: Some(0.027_000_000_000_000_08),
+                max: Some(0.027_000_000_000_000_076),
+            }),
+            gpu_memory_bytes: Some(GpuMemory {
+                p99: Some(10.0),
+                max: Some(12.0),
+                capacity: Some(11.0),
+            }),
+            gpu_utilization: Some(GpuUtilization {
+                avg: Some(1.0000001),
+                p99: None,
+            }),
+            ..Usage::default()
+        };
+        u.make_consistent();
+        let cpu = u.cpu_cores.unwrap();
+        assert!(cpu.p50 <= cpu.p99 && cpu.p99 <= cpu.max);
+        assert_eq!(u.gpu_memory_bytes.unwrap().max, Some(11.0));
+        assert_eq!(u.gpu_utilization.unwrap().avg, Some(1.0));
     }
 }
