@@ -12,11 +12,11 @@
 //! History: a 6-hour window, the samples filling all of it but its first and last quarter hour,
 //! at 5-minute resolution (CPU counters every 2 minutes, as `rate(...[5m])` needs two samples
 //! per 5 minutes): about 1.9 million samples in 36,500 series, 280 MiB of OpenMetrics. Measured
-//! on the 2-core machine while other builds ran: generating 2.6 s, promtool 7-8 s (one block,
-//! thanks to `--max-block-duration=24h`), each snapshot 3-6 s (nearly all of it Prometheus
-//! evaluating the 19 queries: CPU time of gpulint itself is a few hundred ms), the whole test
-//! 15-20 s. A 12-hour history would double the backfill and the query time; 6 hours keeps the
-//! test well inside its one-minute budget.
+//! on the 2-core machine, idle: generating 1.5 s, promtool 3.3 s (one block, thanks to
+//! `--max-block-duration=24h`), each snapshot 2.2-2.4 s (nearly all of it Prometheus evaluating
+//! the 19 queries), the whole test 9.5 s; while other builds ran: 2.6 s, 7-8 s, 3-6 s, 15-20 s.
+//! A 12-hour history would double the backfill and the query time; 6 hours keeps the test well
+//! inside its one-minute budget.
 //!
 //! If `prometheus`/`promtool` are missing this test FAILS, asking to run scripts/test (which
 //! installs them), unless GPULINT_SKIP_PROMETHEUS=1.
