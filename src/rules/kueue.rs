@@ -2,7 +2,6 @@
 
 use super::{is_gpu_container, Context, Hit};
 use crate::k8s::workload::Workload;
-use crate::source::yaml::Span;
 
 pub const QUEUE_LABEL: &str = "kueue.x-k8s.io/queue-name";
 
@@ -40,10 +39,7 @@ pub fn check(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {
         .entry("metadata")
         .map(|e| e.key.span)
         .or_else(|| w.object.node.entry("kind").map(|e| e.value.span))
-        .unwrap_or(Span::new(
-            w.object.node.span.start,
-            w.object.node.span.start,
-        ));
+        .unwrap_or(w.object.node.span.at_start());
     let why = match queues {
         Some(q) => format!(
             "the repo defines LocalQueue {} in namespace `{namespace}`",

@@ -408,7 +408,7 @@ pub(crate) fn container_anchor(c: &Container) -> Span {
     if let Some(entry) = c.node.entry("name") {
         return entry.value.span;
     }
-    Span::new(c.node.span.start, c.node.span.start)
+    c.node.span.at_start()
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 
 use super::{is_gpu_container, Context, Hit};
 use crate::k8s::workload::Workload;
-use crate::source::yaml::{Node, Span};
+use crate::source::yaml::Node;
 
 /// Node labels that name the GPU model (NVIDIA GPU feature discovery, GKE, AKS/EKS conventions).
 const GPU_PRODUCT_LABELS: &[&str] = &[
@@ -75,7 +75,7 @@ pub fn check(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {
             .as_map()
             .and_then(|m| m.first())
             .map(|e| e.key.span)
-            .unwrap_or(Span::new(pod.spec.span.start, pod.spec.span.start));
+            .unwrap_or(pod.spec.span.at_start());
         if !tolerates_gpu_taint(pod.spec) {
             hits.push(
                 Hit::new(

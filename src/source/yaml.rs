@@ -15,16 +15,72 @@ const MAX_DEPTH: usize = 200;
 /// Alias expansion may add at most this many nodes beyond the ones written in the file.
 const ALIAS_NODE_BUDGET: usize = 100_000;
 
-/// A half-open byte range in a source text.
+/// Which loaded file a node was written in.
+///
+/// A freshly parsed stream's nodes are `LOCAL`: they belong to the stream they were parsed from.
+/// Renderers (Kustomize, Helm) build objects out of several files; the nodes they copy are
+/// re-tagged with the run's file index, so a finding on a rendered field lands in the file (and
+/// at the bytes) that wrote it, and a fix edits that file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SourceId(u32);
+
+impl Default for SourceId {
+    fn default() -> Self {
+        SourceId::LOCAL
+    }
+}
+
+impl SourceId {
+    pub const LOCAL: SourceId = SourceId(u32::MAX);
+
+    /// The file with this index in the run's file list.
+    pub fn file(index: usize) -> SourceId {
+        SourceId(u32::try_from(index).unwrap_or(u32::MAX - 1).min(u32::MAX - 1))
+    }
+
+    /// The run's file index, or `None` for a local node.
+    pub fn index(self) -> Option<usize> {
+        (self != SourceId::LOCAL).then_some(self.0 as usize)
+    }
+}
+
+/// A half-open byte range in a source text, and the file it is in.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Span {
     pub start: usize,
     pub end: usize,
+    pub source: SourceId,
 }
 
 impl Span {
+    /// A span in the local file.
     pub fn new(start: usize, end: usize) -> Self {
-        Span { start, end }
+        Span {
+            start,
+            end,
+            source: SourceId::LOCAL,
+        }
+    }
+
+    /// The empty span at this span's start, in the same file.
+    pub fn at_start(self) -> Span {
+        Span {
+            end: self.start,
+            ..self
+        }
+    }
+
+    /// The index of the file the span is in: its source, or `local` for a local span.
+    pub fn file_or(self, local: usize) -> usize {
+        self.source.index().unwrap_or(local)
+    }
+
+    pub fn len(self) -> usize {
+        self.end.saturating_sub(self.start)
+    }
+
+    pub fn is_empty(self) -> bool {
+        self.len() == 0
     }
 }
 
@@ -154,6 +210,19 @@ impl Node {
     pub fn get_str(&self, key: &str) -> Option<&str> {
         self.get(key)?.text()
     }
+
+    /// Tags this node and everything under it as written in file `source`.
+    pub fn set_source(&mut self, source: SourceId) {
+        self.span.source = source;
+        match &mut self.value {
+            Value::Scalar(_) => {}
+            Value::Seq(items) => items.iter_mut().for_each(|n| n.set_source(source)),
+            Value::Map(entries) => entries.iter_mut().for_each(|e| {
+                e.key.set_source(source);
+                e.value.set_source(source);
+            }),
+        }
+    }
 }
 
 /// A comment and the line (1-based) it sits on.
@@ -263,6 +332,13 @@ impl Stream {
 
     pub fn line_col(&self, offset: usize) -> (usize, usize) {
         self.lines.line_col(&self.text, offset)
+    }
+
+    /// Tags every node as written in file `source` (see [`SourceId`]).
+    pub fn set_source(&mut self, source: SourceId) {
+        for doc in &mut self.documents {
+            doc.root.set_source(source);
+        }
     }
 }
 
