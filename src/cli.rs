@@ -26,6 +26,8 @@ pub enum Command {
     Rules,
     /// Query Prometheus once and write the usage of the workloads in PATHS to a snapshot file.
     Snapshot(SnapshotArgs),
+    /// Print the rendered stream of a Kustomize root: what gpulint lints for it.
+    Render(RenderArgs),
     /// Print a rule's full documentation.
     Explain {
         /// Rule id or name, e.g. GPU002 or gpu-request-limit-mismatch.
@@ -39,6 +41,28 @@ pub struct CommonArgs {
     #[arg(default_value = ".")]
     pub paths: Vec<PathBuf>,
     /// Config file (default: .gpulint.yaml found upward from the first path).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Which files a kustomization may read: `root-only` (kustomize's and Argo CD's default:
+    /// in or below its folder) or `none`. Nothing outside the repository is ever read.
+    #[arg(long, value_enum, value_name = "R")]
+    pub load_restrictor: Option<LoadRestrictorArg>,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LoadRestrictorArg {
+    RootOnly,
+    None,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct RenderArgs {
+    /// The kustomization folder.
+    pub dir: PathBuf,
+    /// Which files a kustomization may read (`root-only`, the default, or `none`).
+    #[arg(long, value_enum, value_name = "R")]
+    pub load_restrictor: Option<LoadRestrictorArg>,
+    /// Config file (default: .gpulint.yaml found upward from DIR).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
 }

@@ -38,6 +38,8 @@ pub struct Config {
     pub gpu_resources: Vec<String>,
     pub workloads: Vec<KindEntry>,
     pub kueue_required: bool,
+    /// `kustomize: {load_restrictor: root-only|none}`: which files a kustomization may read.
+    pub load_restrictor: Option<crate::source::kustomize::LoadRestrictor>,
     pub ignore: Vec<IgnoreEntry>,
     /// Thresholds of the recommendation and the measured rules (`policy:`).
     pub policy: Policy,
@@ -281,6 +283,18 @@ impl Config {
             config.kueue_required = k.bool("required")?.unwrap_or(false);
             k.finish()?;
         }
+        if let Some(kustomize) = fields.take("kustomize") {
+            let mut k = Fields::new(kustomize, "`kustomize`")?;
+            if let Some((value, at)) = k.string_at("load_restrictor")? {
+                config.load_restrictor = Some(parse_load_restrictor(&value).ok_or(DecodeError {
+                    offset: at,
+                    message: format!(
+                        "`kustomize.load_restrictor`: expected `root-only` or `none`, found {value:?}"
+                    ),
+                })?);
+            }
+            k.finish()?;
+        }
         if let Some(node) = fields.take("policy") {
             config.policy = decode_policy(node)?;
         }
@@ -437,6 +451,17 @@ impl Config {
             .get(info.id)
             .and_then(|s| s.severity)
             .unwrap_or(info.severity)
+    }
+}
+
+
+/// `root-only` / `none`, also in kustomize's own spelling (`LoadRestrictionsRootOnly`).
+pub fn parse_load_restrictor(s: &str) -> Option<crate::source::kustomize::LoadRestrictor> {
+    use crate::source::kustomize::LoadRestrictor;
+    match s {
+        "root-only" | "rootOnly" | "LoadRestrictionsRootOnly" => Some(LoadRestrictor::RootOnly),
+        "none" | "LoadRestrictionsNone" => Some(LoadRestrictor::None),
+        _ => None,
     }
 }
 

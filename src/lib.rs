@@ -10,6 +10,7 @@ pub mod fix;
 pub mod k8s;
 pub mod lint;
 pub mod metrics;
+pub mod renders;
 pub mod report;
 pub mod rules;
 pub mod source;

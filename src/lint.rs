@@ -3,6 +3,7 @@
 use std::collections::{BTreeSet, HashMap};
 use std::io::Read;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use rayon::prelude::*;
 
@@ -10,13 +11,14 @@ use crate::config::Config;
 use crate::fix::resources::Target;
 use crate::k8s::catalog::Catalog;
 use crate::k8s::gpu::GpuNames;
-use crate::k8s::workload::{objects, Workload};
+use crate::k8s::workload::{objects, objects_in, Workload};
 use crate::metrics::recommend::Policy;
 use crate::metrics::usage::{ContainerKey, UsageSet};
+use crate::renders::{self, RenderSettings, RenderUnit};
 use crate::rules::headroom::usage_key;
 use crate::rules::{self, Context, Finding, RepoFacts, Severity, Suppression, SuppressionKind};
 use crate::source::discover::{discover, Input};
-use crate::source::yaml::{Comment, Stream};
+use crate::source::yaml::{Comment, Node, Stream};
 
 pub const IGNORE_ANNOTATION: &str = "gpulint.io/ignore";
 
@@ -25,7 +27,19 @@ pub struct SourceFile {
     pub input: Input,
     /// The name shown in findings (the path as walked).
     pub name: String,
-    pub stream: Stream,
+    pub stream: Arc<Stream>,
+    pub role: FileRole,
+}
+
+/// How a file takes part in a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileRole {
+    /// A manifest linted as written.
+    Plain,
+    /// A manifest (or patch) that a rendered kustomization reads: linted through the render.
+    Rendered,
+    /// Read only for renders (kustomization files, bases outside the linted folders).
+    Support,
 }
 
 /// An input that could not be read or parsed, placed where it went wrong.
@@ -61,6 +75,8 @@ impl Selection {
 
 pub struct Run {
     pub files: Vec<SourceFile>,
+    /// Rendered Kustomize roots, linted as rendered.
+    pub units: Vec<RenderUnit>,
     pub findings: Vec<Finding>,
     pub errors: Vec<InputError>,
 }
@@ -84,6 +100,7 @@ pub struct Linter {
     /// Measured usage for the headroom rules.
     pub usage: Option<UsageSet>,
     pub policy: Policy,
+    pub render: RenderSettings,
 }
 
 impl Linter {
@@ -99,13 +116,16 @@ impl Linter {
             selection,
             usage: None,
             policy: config_policy,
+            render: RenderSettings::default(),
         }
     }
 
-    /// Loads every input; unreadable files become errors.
-    pub fn load(&self, paths: &[PathBuf]) -> (Vec<SourceFile>, Vec<InputError>) {
-        let (inputs, walk_errors) = discover(paths, &self.config);
-        let mut errors: Vec<InputError> = walk_errors
+    /// Loads every input and renders the Kustomize roots; unreadable files and render errors
+    /// become errors.
+    pub fn load(&self, paths: &[PathBuf]) -> Loaded {
+        let found = discover(paths, &self.config, self.render.boundary.as_deref());
+        let mut errors: Vec<InputError> = found
+            .errors
             .into_iter()
             .map(|message| InputError {
                 source: None,
@@ -116,27 +136,40 @@ impl Linter {
             })
             .collect();
         let loaded: Vec<Result<SourceFile, InputError>> =
-            inputs.into_par_iter().map(load_input).collect();
+            found.inputs.into_par_iter().map(load_input).collect();
         let mut files = Vec::new();
         for result in loaded {
             match result {
-                Ok(file) => {
-                    if let Some(e) = &file.stream.error {
-                        let (line, column) = file.stream.line_col(e.offset);
-                        errors.push(InputError {
-                            source: Some((files.len(), e.offset)),
-                            file: file.name.clone(),
-                            line,
-                            column,
-                            message: e.message.clone(),
-                        });
-                    }
-                    files.push(file);
-                }
+                Ok(file) => files.push(file),
                 Err(e) => errors.push(e),
             }
         }
-        (files, errors)
+        let units = renders::build(
+            &found.roots,
+            &found.conditional,
+            &found.explicit,
+            &mut files,
+            &self.render,
+            &mut errors,
+        );
+        // Parse errors of every file read, the renders' own files included.
+        for (index, file) in files.iter().enumerate() {
+            if let Some(e) = &file.stream.error {
+                let (line, column) = file.stream.line_col(e.offset);
+                errors.push(InputError {
+                    source: Some((index, e.offset)),
+                    file: file.name.clone(),
+                    line,
+                    column,
+                    message: e.message.clone(),
+                });
+            }
+        }
+        Loaded {
+            files,
+            units,
+            errors,
+        }
     }
 
     /// What the rules see for one document of a file.
@@ -151,7 +184,7 @@ impl Linter {
             gpu_names: &self.gpu_names,
             facts,
             kueue_required: self.config.kueue_required,
-            target: Target { text, document },
+            target: Target::local(text, document),
             usage: self.usage.as_ref(),
             policy: &self.policy,
             default_namespace,
@@ -170,35 +203,142 @@ impl Linter {
         }
     }
 
-    /// The metrics identities of every named container of every workload in `files`.
-    pub fn container_keys(&self, files: &[SourceFile]) -> Vec<ContainerKey> {
+    /// The namespace of a render's objects that name none.
+    pub fn unit_namespace(&self, unit: &RenderUnit) -> &str {
+        self.config.namespace_for(&unit.dir)
+    }
+
+    /// The metrics identities of every named container of every workload linted: plain files
+    /// as written, Kustomize roots as rendered (each overlay under its own namespace and name).
+    pub fn container_keys(&self, loaded: &Loaded) -> Vec<ContainerKey> {
         let mut keys = BTreeSet::new();
-        for file in files {
-            for doc in &file.stream.documents {
-                for object in objects(doc) {
-                    if let Some(w) = Workload::of(object, &self.catalog) {
-                        let ns = self.default_namespace(file);
-                        keys.extend(w.containers.iter().filter_map(|c| usage_key(&w, c, ns)));
-                    }
-                }
-            }
+        for file in &loaded.files {
+            keys.extend(self.file_keys(file));
+        }
+        for unit in &loaded.units {
+            keys.extend(self.unit_keys(unit));
         }
         keys.into_iter().collect()
     }
 
+    /// The metrics identities of a plain file's workloads (none for a file linted through a
+    /// render).
+    pub fn file_keys(&self, file: &SourceFile) -> Vec<ContainerKey> {
+        if file.role != FileRole::Plain {
+            return Vec::new();
+        }
+        let ns = self.default_namespace(file);
+        file.stream
+            .documents
+            .iter()
+            .flat_map(|doc| self.keys_of(&doc.root, ns))
+            .collect()
+    }
+
+    /// The metrics identities of a render's workloads, as rendered.
+    pub fn unit_keys(&self, unit: &RenderUnit) -> Vec<ContainerKey> {
+        let ns = self.unit_namespace(unit);
+        unit.objects
+            .iter()
+            .flat_map(|o| self.keys_of(o, ns))
+            .collect()
+    }
+
+    fn keys_of(&self, root: &Node, ns: &str) -> Vec<ContainerKey> {
+        let mut keys = Vec::new();
+        for object in objects_in(root) {
+            if let Some(w) = Workload::of(object, &self.catalog) {
+                keys.extend(w.containers.iter().filter_map(|c| usage_key(&w, c, ns)));
+            }
+        }
+        keys
+    }
+
     pub fn run(&self, paths: &[PathBuf]) -> Run {
-        let (files, errors) = self.load(paths);
-        let facts = repo_facts(&files);
+        let Loaded {
+            files,
+            units,
+            errors,
+        } = self.load(paths);
+        let facts = repo_facts(&files, &units);
         let per_file: Vec<Vec<Finding>> = files
             .par_iter()
             .enumerate()
+            .filter(|(_, file)| file.role == FileRole::Plain)
             .map(|(index, file)| self.lint_file(&facts, index, file))
+            .collect();
+        let texts: Vec<Arc<str>> = files.iter().map(|f| f.stream.text.clone()).collect();
+        let per_unit: Vec<Vec<Finding>> = units
+            .par_iter()
+            .enumerate()
+            .map(|(index, unit)| self.lint_unit(&facts, &files, &texts, index, unit))
             .collect();
         Run {
             files,
-            findings: per_file.into_iter().flatten().collect(),
+            units,
+            findings: per_file
+                .into_iter()
+                .flatten()
+                .chain(per_unit.into_iter().flatten())
+                .collect(),
             errors,
         }
+    }
+
+    /// Lints the rendered objects of a unit; findings land in the files that wrote the fields.
+    pub fn lint_unit(
+        &self,
+        facts: &RepoFacts,
+        files: &[SourceFile],
+        texts: &[Arc<str>],
+        index: usize,
+        unit: &RenderUnit,
+    ) -> Vec<Finding> {
+        let comments: Vec<HashMap<usize, IgnoreComment>> = files
+            .iter()
+            .map(|f| suppression_comments(&f.stream.comments))
+            .collect();
+        let mut findings = Vec::new();
+        for (document, root) in unit.objects.iter().enumerate() {
+            let cx = Context {
+                target: Target {
+                    text: "",
+                    document,
+                    files: texts,
+                },
+                ..self.context(facts, "", document, self.unit_namespace(unit))
+            };
+            for object in objects_in(root) {
+                let Some(workload) = Workload::of(object, &self.catalog) else {
+                    continue;
+                };
+                for hit in rules::check_workload(&cx, &workload) {
+                    // A node the renderer made up has no file of its own: the kustomization.
+                    let file = hit.span.file_or(unit.home);
+                    let Some(origin) = files.get(file) else {
+                        continue;
+                    };
+                    let span = if hit.span.source.index().is_some() {
+                        hit.span
+                    } else {
+                        crate::source::yaml::Span::new(0, 0)
+                    };
+                    if let Some(f) = self.finding(
+                        hit,
+                        &workload,
+                        file,
+                        span,
+                        origin,
+                        comments.get(file),
+                        Some(index),
+                    ) {
+                        findings.push(f);
+                    }
+                }
+            }
+        }
+        findings.sort_by_key(|f| (f.file, f.span.start, f.rule.id));
+        findings
     }
 
     /// Lints one file; `index` is its place in the run's file list.
@@ -216,49 +356,68 @@ impl Linter {
                 let Some(workload) = Workload::of(object, &self.catalog) else {
                     continue;
                 };
-                let annotated: BTreeSet<String> = workload
-                    .annotations(IGNORE_ANNOTATION)
-                    .iter()
-                    .flat_map(|v| v.split(','))
-                    .filter_map(|s| rules::rule(s.trim()).map(|r| r.id.to_string()))
-                    .collect();
                 for hit in rules::check_workload(&cx, &workload) {
-                    let Some(info) = rules::rule(hit.rule) else {
-                        continue;
-                    };
-                    let enabled = self.selection.forces(info) || self.config.rule_enabled(info);
-                    if !enabled || !self.selection.allows(info) {
-                        continue;
+                    let span = hit.span;
+                    if let Some(f) =
+                        self.finding(hit, &workload, index, span, file, Some(&comments), None)
+                    {
+                        findings.push(f);
                     }
-                    let (line, _) = file.stream.line_col(hit.span.start);
-                    let suppression = comment_suppression(&comments, line, info)
-                        .or_else(|| {
-                            annotated.contains(info.id).then_some(Suppression {
-                                kind: SuppressionKind::Annotation,
-                                justification: None,
-                            })
-                        })
-                        .or_else(|| self.config_suppression(file, info));
-                    findings.push(Finding {
-                        rule: info,
-                        severity: self.config.severity(info),
-                        message: hit.message,
-                        label: hit.label,
-                        help: hit.help,
-                        file: index,
-                        span: hit.span,
-                        object: workload.object.id.clone(),
-                        container: hit.container,
-                        fixable: hit.fixable,
-                        fix: hit.fix,
-                        recommended: hit.recommended,
-                        suppression,
-                    });
                 }
             }
         }
         findings.sort_by_key(|f| (f.span.start, f.rule.id));
         findings
+    }
+
+    /// A rule's hit as a finding in `file`, unless the rule is off; with its suppression.
+    #[allow(clippy::too_many_arguments)]
+    fn finding(
+        &self,
+        hit: rules::Hit,
+        workload: &Workload,
+        index: usize,
+        span: crate::source::yaml::Span,
+        file: &SourceFile,
+        comments: Option<&HashMap<usize, IgnoreComment>>,
+        unit: Option<usize>,
+    ) -> Option<Finding> {
+        let info = rules::rule(hit.rule)?;
+        let enabled = self.selection.forces(info) || self.config.rule_enabled(info);
+        if !enabled || !self.selection.allows(info) {
+            return None;
+        }
+        let annotated = workload
+            .annotations(IGNORE_ANNOTATION)
+            .iter()
+            .flat_map(|v| v.split(','))
+            .any(|s| rules::rule(s.trim()).is_some_and(|r| r.id == info.id));
+        let (line, _) = file.stream.line_col(span.start);
+        let suppression = comments
+            .and_then(|c| comment_suppression(c, line, info))
+            .or_else(|| {
+                annotated.then_some(Suppression {
+                    kind: SuppressionKind::Annotation,
+                    justification: None,
+                })
+            })
+            .or_else(|| self.config_suppression(file, info));
+        Some(Finding {
+            rule: info,
+            severity: self.config.severity(info),
+            message: hit.message,
+            label: hit.label,
+            help: hit.help,
+            file: index,
+            span,
+            object: workload.object.id.clone(),
+            container: hit.container,
+            fixable: hit.fixable,
+            fix: hit.fix,
+            recommended: hit.recommended,
+            suppression,
+            unit,
+        })
     }
 
     fn config_suppression(&self, file: &SourceFile, info: &rules::RuleInfo) -> Option<Suppression> {
@@ -289,18 +448,31 @@ fn load_input(input: Input) -> Result<SourceFile, InputError> {
         message: format!("cannot read: {e}"),
     })?;
     Ok(SourceFile {
-        stream: Stream::parse_bytes(&bytes),
+        stream: Arc::new(Stream::parse_bytes(&bytes)),
         input,
         name,
+        role: FileRole::Plain,
     })
 }
 
-/// Kueue LocalQueues defined anywhere in the input.
-pub fn repo_facts(files: &[SourceFile]) -> RepoFacts {
+/// What `Linter::load` read: the files, the rendered units, and the errors.
+pub struct Loaded {
+    pub files: Vec<SourceFile>,
+    pub units: Vec<RenderUnit>,
+    pub errors: Vec<InputError>,
+}
+
+/// Kueue LocalQueues defined anywhere in the input: plain files as written, renders as rendered.
+pub fn repo_facts(files: &[SourceFile], units: &[RenderUnit]) -> RepoFacts {
     let mut facts = RepoFacts::default();
-    for file in files {
-        for doc in &file.stream.documents {
-            for object in objects(doc) {
+    let plain = files
+        .iter()
+        .filter(|f| f.role == FileRole::Plain)
+        .flat_map(|f| f.stream.documents.iter().map(|d| &d.root));
+    let rendered = units.iter().flat_map(|u| u.objects.iter());
+    for root in plain.chain(rendered) {
+        {
+            for object in objects_in(root) {
                 let is_queue = object.id.kind == "LocalQueue"
                     && object.id.api_version.starts_with("kueue.x-k8s.io/");
                 if let (true, Some(name)) = (is_queue, &object.id.name) {

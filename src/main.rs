@@ -8,8 +8,8 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use gpulint::cli::{
-    Cli, Command, CommonArgs, FailOn, Format, InventoryFormat, LintArgs, PrometheusArgs,
-    SnapshotArgs,
+    Cli, Command, CommonArgs, FailOn, Format, InventoryFormat, LintArgs, LoadRestrictorArg,
+    PrometheusArgs, RenderArgs, SnapshotArgs,
 };
 use gpulint::config::Config;
 use gpulint::lint::{Linter, Selection};
@@ -34,6 +34,7 @@ fn main() -> ExitCode {
         Some(Command::Explain { rule }) => explain(&rule),
         Some(Command::Inventory(args)) => inventory(&args.common, args.format),
         Some(Command::Snapshot(args)) => snapshot(&args),
+        Some(Command::Render(args)) => render(&args),
         None => lint(&cli.lint),
     };
     ExitCode::from(code)
@@ -104,6 +105,90 @@ fn load_config(common: &CommonArgs) -> Result<Config, u8> {
     }
 }
 
+/// A linter with the config's settings, the command line's load restrictor, and the repository
+/// as the boundary of what renders may read.
+fn linter_for(config: Config, selection: Selection, common: &CommonArgs) -> Linter {
+    let restrictor = common.load_restrictor;
+    let mut linter = Linter::new(config, selection);
+    linter.render = render_settings(&linter.config, restrictor, &common.paths);
+    linter
+}
+
+fn render_settings(
+    config: &Config,
+    flag: Option<LoadRestrictorArg>,
+    paths: &[PathBuf],
+) -> gpulint::renders::RenderSettings {
+    use gpulint::source::kustomize::{normalize, LoadRestrictor};
+    let load_restrictor = match flag {
+        Some(LoadRestrictorArg::RootOnly) => LoadRestrictor::RootOnly,
+        Some(LoadRestrictorArg::None) => LoadRestrictor::None,
+        None => config.load_restrictor.unwrap_or_default(),
+    };
+    // The repository of the first path (else the working directory) bounds every read.
+    let first = paths
+        .iter()
+        .find(|p| p.as_os_str() != "-")
+        .cloned()
+        .unwrap_or_else(|| PathBuf::from("."));
+    let boundary = gpulint::fix::patch::repo_root(&first)
+        .or_else(|| std::env::current_dir().ok())
+        .map(|p| normalize(&p));
+    gpulint::renders::RenderSettings {
+        load_restrictor,
+        boundary,
+    }
+}
+
+/// `gpulint render DIR`: the rendered stream, as linted.
+fn render(args: &RenderArgs) -> u8 {
+    let common = CommonArgs {
+        paths: vec![args.dir.clone()],
+        config: args.config.clone(),
+        load_restrictor: args.load_restrictor,
+    };
+    let config = match load_config(&common) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let settings = render_settings(&config, args.load_restrictor, &common.paths);
+    let sources = gpulint::renders::RunSources::new(
+        &[],
+        Default::default(),
+        settings.boundary.clone(),
+    );
+    if gpulint::source::kustomize::kustomization_file(&args.dir).is_none() {
+        eprintln!(
+            "error: {}: no kustomization.yaml, kustomization.yml or Kustomization in this folder",
+            args.dir.display()
+        );
+        return EXIT_ERROR;
+    }
+    match gpulint::renders::render_root(&args.dir, &sources, &settings) {
+        Ok(rendered) => {
+            print(&gpulint::source::kustomize::to_yaml(&rendered.objects));
+            0
+        }
+        Err(e) => {
+            let at = e
+                .span
+                .and_then(|span| {
+                    use gpulint::source::kustomize::Sources;
+                    let stream = sources.load(&e.file).ok()?;
+                    let (line, column) = stream.line_col(span.start);
+                    Some(format!(":{line}:{column}"))
+                })
+                .unwrap_or_default();
+            eprintln!(
+                "error: {}{at}: {}",
+                gpulint::renders::display_path(&e.file),
+                e.message
+            );
+            EXIT_ERROR
+        }
+    }
+}
+
 fn validate_rule_names(names: &[String], flag: &str) -> Result<(), u8> {
     for n in names {
         if rules::rule(n).is_none() {
@@ -134,7 +219,7 @@ fn lint(args: &LintArgs) -> u8 {
         select: resolve(&args.select),
         ignore: resolve(&args.ignore),
     };
-    let mut linter = Linter::new(config, selection);
+    let mut linter = linter_for(config, selection, &args.common);
     if let Some(path) = &args.metrics {
         match gpulint::metrics::snapshot::read(path) {
             Ok(usage) => linter.usage = Some(usage),
@@ -261,20 +346,24 @@ fn query_prometheus(
     paths: &[PathBuf],
 ) -> Result<gpulint::metrics::usage::UsageSet, u8> {
     let opts = prometheus_options(args, &linter.config)?;
-    let (files, _) = linter.load(paths);
+    let loaded = linter.load(paths);
     let mut groups: std::collections::BTreeMap<Option<String>, Vec<_>> = Default::default();
-    for file in &files {
-        let selector = match &file.input {
-            gpulint::source::discover::Input::File(p) => linter.config.path_selector(p),
-            gpulint::source::discover::Input::Stdin => None,
-        };
-        let selector = selector
+    let mut group = |path: Option<&std::path::Path>, keys| {
+        let selector = path
+            .and_then(|p| linter.config.path_selector(p))
             .map(str::to_string)
             .or_else(|| opts.selector.clone());
-        groups
-            .entry(selector)
-            .or_default()
-            .extend(linter.container_keys(std::slice::from_ref(file)));
+        groups.entry(selector).or_default().extend(keys);
+    };
+    for file in &loaded.files {
+        let path = match &file.input {
+            gpulint::source::discover::Input::File(p) => Some(p.as_path()),
+            gpulint::source::discover::Input::Stdin => None,
+        };
+        group(path, linter.file_keys(file));
+    }
+    for unit in &loaded.units {
+        group(Some(unit.dir.as_path()), linter.unit_keys(unit));
     }
     let wanted: usize = groups.values().map(Vec::len).sum();
     let progress = std::io::stderr().is_terminal();
@@ -324,7 +413,7 @@ fn snapshot(args: &SnapshotArgs) -> u8 {
         Ok(c) => c,
         Err(code) => return code,
     };
-    let linter = Linter::new(config, Selection::default());
+    let linter = linter_for(config, Selection::default(), &args.common);
     let usage = match query_prometheus(&args.prometheus, &linter, &args.common.paths) {
         Ok(u) => u,
         Err(code) => return code,
@@ -459,8 +548,8 @@ fn inventory(common: &CommonArgs, format: InventoryFormat) -> u8 {
         Ok(c) => c,
         Err(code) => return code,
     };
-    let linter = Linter::new(config, Selection::default());
-    let (files, errors) = linter.load(&common.paths);
+    let linter = linter_for(config, Selection::default(), common);
+    let gpulint::lint::Loaded { files, errors, .. } = linter.load(&common.paths);
     let inventory = report::inventory::workloads(&linter, &files);
     match format {
         InventoryFormat::Json => print(&format!("{inventory:#}\n")),

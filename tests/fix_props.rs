@@ -2405,7 +2405,7 @@ fn check_verify(
         ScalarStyle::SingleQuoted,
     ];
     for (di, doc) in stream.documents.iter().enumerate() {
-        let target = Target { text, document: di };
+        let target = Target::local(text, di);
         let referenced = &case.docs[di].referenced;
         let shared = |a: &Option<String>| a.as_ref().is_some_and(|a| referenced.contains(a));
         for object in objects(doc) {

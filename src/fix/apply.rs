@@ -72,10 +72,14 @@ fn fix_id(f: &Finding) -> (&'static str, String) {
 
 /// Computes the fixed text of every file with fixable findings.
 pub fn plan(linter: &Linter, run: &Run, unsafe_fixes: bool) -> FixPlan {
-    let facts = repo_facts(&run.files);
+    let facts = repo_facts(&run.files, &run.units);
     let mut plan = FixPlan::default();
     for (index, file) in run.files.iter().enumerate() {
-        let findings: Vec<&Finding> = run.findings.iter().filter(|f| f.file == index).collect();
+        let findings: Vec<&Finding> = run
+            .findings
+            .iter()
+            .filter(|f| f.file == index && f.unit.is_none())
+            .collect();
         plan.unsafe_skipped += findings
             .iter()
             .filter(|f| f.suppression.is_none())
@@ -129,7 +133,7 @@ impl<'f> FileState<'f> {
         FileState {
             file,
             text: file.stream.text.to_string(),
-            stream: file.stream.clone(),
+            stream: (*file.stream).clone(),
             applied: Vec::new(),
             rejected: Vec::new(),
             dropped: HashSet::new(),
@@ -236,7 +240,8 @@ impl<'f> FileState<'f> {
             let relinted = SourceFile {
                 input: self.file.input.clone(),
                 name: self.file.name.clone(),
-                stream: self.stream.clone(),
+                stream: std::sync::Arc::new(self.stream.clone()),
+                role: self.file.role,
             };
             findings = linter.lint_file(facts, index, &relinted);
         }

@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value as Json};
 
-use crate::source::yaml::{Node, ScalarKind, ScalarStyle, Stream, Value};
+use crate::source::yaml::{Node, ScalarKind, ScalarStyle, SourceId, Stream, Value};
 
 /// Replace `start..end` with `content` (an insertion when the range is empty).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -40,9 +40,14 @@ pub enum FieldChange {
 
 #[derive(Clone, Debug)]
 pub struct Fix {
+    /// Byte-range edits on the file `source` names. Empty for a fix on a rendered object whose
+    /// field has no single editable origin: the planner then writes an overlay patch.
     pub edits: Vec<Edit>,
+    /// The file the edits apply to: `LOCAL` for the linted file itself, a run file index for a
+    /// field of a rendered object (the base or patch that wrote it).
+    pub source: SourceId,
     pub applicability: Applicability,
-    /// Index of the document in its file.
+    /// Index of the document in its file (of the object in its render, for rendered objects).
     pub document: usize,
     pub changes: Vec<FieldChange>,
     /// What changes, for people: `limits.nvidia.com/gpu: (none) -> 2`.
@@ -327,6 +332,7 @@ mod tests {
                 end: 23,
                 content: "3".into(),
             }],
+            source: SourceId::LOCAL,
             applicability: Applicability::Safe,
             document: 0,
             changes: vec![FieldChange::Set {

@@ -7,14 +7,56 @@ use super::edit::{
     FieldChange, Fix, Segment,
 };
 use crate::k8s::workload::Container;
-use crate::source::yaml::{Node, ScalarStyle};
+use crate::source::yaml::{Node, ScalarStyle, SourceId, Value};
 
 pub use crate::k8s::workload::Side;
 
 /// Where an edit lands: the text and the document it belongs to.
 pub struct Target<'t> {
+    /// The text of the linted file (nodes tagged `SourceId::LOCAL`).
     pub text: &'t str,
     pub document: usize,
+    /// For a rendered object: the texts of the run's files by index, so an edit lands in the
+    /// file that wrote the field. Empty for a plain file.
+    pub files: &'t [std::sync::Arc<str>],
+}
+
+impl<'t> Target<'t> {
+    /// A plain file's target.
+    pub fn local(text: &'t str, document: usize) -> Target<'t> {
+        Target {
+            text,
+            document,
+            files: &[],
+        }
+    }
+
+    fn rendered(&self) -> bool {
+        !self.files.is_empty()
+    }
+
+    /// The text a node tagged `source` was written in.
+    fn text_of(&self, source: SourceId) -> Option<&'t str> {
+        match source.index() {
+            None => Some(self.text),
+            Some(i) => self.files.get(i).map(|t| &**t),
+        }
+    }
+}
+
+/// The one file every node under `node` was written in, if there is one.
+fn single_source(node: &Node) -> Option<SourceId> {
+    fn walk(node: &Node, source: SourceId) -> bool {
+        node.span.source == source
+            && match &node.value {
+                Value::Scalar(_) => true,
+                Value::Seq(items) => items.iter().all(|n| walk(n, source)),
+                Value::Map(entries) => entries
+                    .iter()
+                    .all(|e| walk(&e.key, source) && walk(&e.value, source)),
+            }
+    }
+    walk(node, node.span.source).then_some(node.span.source)
 }
 
 fn field_path(c: &Container, side: Side, name: &str) -> Option<Vec<Segment>> {
@@ -61,28 +103,69 @@ pub fn set_quantity(
     style: ScalarStyle,
     applicability: Applicability,
 ) -> Option<Fix> {
-    let text = target.text;
-    let resources = c.resources.node?;
-    if resources.via_alias || c.node.via_alias {
-        return None;
-    }
     let this = c.resources.list(side);
     let old = this
         .get(name)
         .and_then(|q| q.value.text())
         .unwrap_or("(none)")
         .to_string();
-    let edit = if let Some(existing) = this.get(name) {
+    let mut fix = Fix {
+        edits: Vec::new(),
+        source: SourceId::LOCAL,
+        applicability,
+        document: target.document,
+        changes: vec![FieldChange::Set {
+            path: field_path(c, side, name)?,
+            value: value.to_string(),
+        }],
+        description: format!("{}.{name}: {old} -> {value}", side.key()),
+    };
+    match quantity_edit(target, c, side, name, value, style) {
+        Some((source, edit)) => {
+            fix.source = source;
+            fix.edits.push(edit);
+            Some(fix)
+        }
+        // A rendered object's field without one editable origin: the fix planner writes it as
+        // an overlay patch (or reports it).
+        None if target.rendered() => Some(fix),
+        None => None,
+    }
+}
+
+/// The edit setting `resources.<side>.<name>`, and the file it applies to.
+fn quantity_edit(
+    target: &Target,
+    c: &Container,
+    side: Side,
+    name: &str,
+    value: &str,
+    style: ScalarStyle,
+) -> Option<(SourceId, Edit)> {
+    let resources = c.resources.node?;
+    if resources.via_alias || c.node.via_alias {
+        return None;
+    }
+    let this = c.resources.list(side);
+    if let Some(existing) = this.get(name) {
+        // A value is replaced where it was written, whichever file that is.
         if existing.value.via_alias {
             return None;
         }
+        target.text_of(existing.value.span.source)?;
         let style = existing.value.as_scalar().map_or(style, |s| s.style);
-        Edit {
+        let edit = Edit {
             start: existing.value.span.start,
             end: existing.value.span.end,
             content: render_scalar(value, style),
-        }
-    } else if let Some(mapping) = this
+        };
+        return Some((existing.value.span.source, edit));
+    }
+    // An insertion reads the indentation of its neighbours: they must all come from one file (a
+    // `resources` merged from a base and a patch has no single place to insert into).
+    let source = single_source(resources)?;
+    let text = target.text_of(source)?;
+    let edit = if let Some(mapping) = this
         .node
         .filter(|n| n.as_map().is_some_and(|m| !m.is_empty()))
     {
@@ -106,16 +189,7 @@ pub fn set_quantity(
     } else {
         return None;
     };
-    Some(Fix {
-        edits: vec![edit],
-        applicability,
-        document: target.document,
-        changes: vec![FieldChange::Set {
-            path: field_path(c, side, name)?,
-            value: value.to_string(),
-        }],
-        description: format!("{}.{name}: {old} -> {value}", side.key()),
-    })
+    Some((source, edit))
 }
 
 /// Adds a missing `requests:`/`limits:` mapping to `resources`, shaped like its sibling.
@@ -168,6 +242,8 @@ fn create_list(text: &str, c: &Container, side: Side, name: &str, value: &str) -
 
 /// Renames a resource key (GPU004's typo fix) in both requests and limits.
 pub fn rename_resource(target: &Target, c: &Container, from: &str, to: &str) -> Option<Fix> {
+    let source = single_source(c.resources.node?)?;
+    target.text_of(source)?;
     let mut edits = Vec::new();
     let mut changes = Vec::new();
     for side in [Side::Requests, Side::Limits] {
@@ -188,6 +264,7 @@ pub fn rename_resource(target: &Target, c: &Container, from: &str, to: &str) -> 
     }
     (!edits.is_empty()).then(|| Fix {
         edits,
+        source,
         applicability: Applicability::Unsafe,
         document: target.document,
         changes,

@@ -67,7 +67,11 @@ impl<'a> Object<'a> {
 
 /// The objects of a document, expanding `kind: List` (and `*List` kinds with `items`).
 pub fn objects(doc: &Document) -> Vec<Object<'_>> {
-    let root = &doc.root;
+    objects_in(&doc.root)
+}
+
+/// The objects of a document root (a rendered object is a root of its own).
+pub fn objects_in(root: &Node) -> Vec<Object<'_>> {
     let is_list = root
         .get_str("kind")
         .is_some_and(|k| k == "List" || k.ends_with("List"))

@@ -381,6 +381,9 @@ pub struct Finding {
     pub fix: Option<Fix>,
     pub recommended: Option<headroom::Recommended>,
     pub suppression: Option<Suppression>,
+    /// The render unit (index in the run's units) whose rendered object this finding is on;
+    /// `None` for a plain file.
+    pub unit: Option<usize>,
 }
 
 /// Container helpers shared by the families.
@@ -453,7 +456,7 @@ pub(crate) mod test_support {
                 gpu_names: &names,
                 facts,
                 kueue_required,
-                target: Target { text, document },
+                target: Target::local(text, document),
                 usage: None,
                 policy: &policy,
                 default_namespace: "default",

@@ -1,9 +1,11 @@
 //! Finding the inputs: files and folders named on the command line, walked honouring
 //! `.gitignore` and the config's excludes, and `-` for stdin.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use crate::config::Config;
+use crate::source::kustomize::{normalize, KUSTOMIZATION_FILE_NAMES};
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Input {
@@ -27,25 +29,79 @@ fn is_yaml(path: &Path) -> bool {
         .is_some_and(|e| e.eq_ignore_ascii_case("yaml") || e.eq_ignore_ascii_case("yml"))
 }
 
-/// Files to lint, in a deterministic order (command-line order, then sorted within a folder).
-/// A missing path is an error message; the other inputs are still returned.
-pub fn discover(paths: &[PathBuf], config: &Config) -> (Vec<Input>, Vec<String>) {
-    let mut inputs = Vec::new();
-    let mut errors = Vec::new();
+/// What a run lints.
+#[derive(Debug, Default)]
+pub struct Discovered {
+    /// Manifest files (kustomization files are not manifests: they are rendered).
+    pub inputs: Vec<Input>,
+    /// Kustomization roots (absolute, normalized), in walk order.
+    pub roots: Vec<PathBuf>,
+    /// Roots found for files named on the command line: rendered, and kept only when their
+    /// render reads one of `explicit` (pre-commit passes the changed files one by one).
+    pub conditional: BTreeSet<PathBuf>,
+    /// Files named on the command line (absolute, normalized).
+    pub explicit: Vec<PathBuf>,
+    pub errors: Vec<String>,
+}
+
+fn is_kustomization(path: &Path) -> bool {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| KUSTOMIZATION_FILE_NAMES.contains(&n))
+}
+
+/// Every kustomization root under `dir` (walked like the manifests).
+fn roots_under(dir: &Path, config: &Config, out: &mut Vec<PathBuf>) {
+    let walker = ignore::WalkBuilder::new(dir)
+        .require_git(false)
+        .hidden(false)
+        .filter_entry(|e| e.file_name() != ".git")
+        .sort_by_file_name(|a, b| a.cmp(b))
+        .build();
+    for e in walker.flatten() {
+        let p = e.path();
+        if e.file_type().is_some_and(|t| t.is_file()) && is_kustomization(p) && !config.is_excluded(p)
+        {
+            if let Some(parent) = p.parent() {
+                out.push(normalize(parent));
+            }
+        }
+    }
+}
+
+/// Files to lint, in a deterministic order (command-line order, then sorted within a folder),
+/// and the Kustomize roots to render. A missing path is an error message; the other inputs are
+/// still returned. `repo_root` is where roots are looked for when files are named one by one.
+pub fn discover(paths: &[PathBuf], config: &Config, repo_root: Option<&Path>) -> Discovered {
+    let mut found = Discovered::default();
     for path in paths {
         if path.as_os_str() == "-" {
-            inputs.push(Input::Stdin);
+            found.inputs.push(Input::Stdin);
             continue;
         }
         if path.is_file() {
+            if is_kustomization(path) {
+                if let Some(parent) = path.parent() {
+                    let dir = if parent.as_os_str().is_empty() {
+                        Path::new(".")
+                    } else {
+                        parent
+                    };
+                    found.roots.push(normalize(dir));
+                }
+                continue;
+            }
             // A file named explicitly is linted whatever its name, unless the config excludes it.
             if !config.is_excluded(path) {
-                inputs.push(Input::File(path.clone()));
+                found.inputs.push(Input::File(path.clone()));
+                found.explicit.push(normalize(path));
             }
             continue;
         }
         if !path.is_dir() {
-            errors.push(format!("{}: no such file or directory", path.display()));
+            found
+                .errors
+                .push(format!("{}: no such file or directory", path.display()));
             continue;
         }
         // Hidden folders are walked (manifests live in `.github/…` or `.deploy/` too); `.git`
@@ -60,20 +116,48 @@ pub fn discover(paths: &[PathBuf], config: &Config) -> (Vec<Input>, Vec<String>)
             match entry {
                 Ok(e) => {
                     let p = e.path();
+                    let is_file = e.file_type().is_some_and(|t| t.is_file());
+                    if is_file && is_kustomization(p) {
+                        if !config.is_excluded(p) {
+                            if let Some(parent) = p.parent() {
+                                found.roots.push(normalize(parent));
+                            }
+                        }
+                        continue;
+                    }
                     // The config file is not a manifest.
-                    if e.file_type().is_some_and(|t| t.is_file())
+                    if is_file
                         && is_yaml(p)
                         && e.file_name() != crate::config::FILE_NAME
                         && !config.is_excluded(p)
                     {
-                        inputs.push(Input::File(p.to_path_buf()));
+                        found.inputs.push(Input::File(p.to_path_buf()));
                     }
                 }
-                Err(e) => errors.push(e.to_string()),
+                Err(e) => found.errors.push(e.to_string()),
+            }
+        }
+    }
+    // Files named one by one may belong to a kustomization anywhere in the repository (a base
+    // file changed in a commit belongs to every overlay using it).
+    if !found.explicit.is_empty() {
+        let mut candidates = Vec::new();
+        let start = repo_root
+            .map(Path::to_path_buf)
+            .or_else(|| std::env::current_dir().ok());
+        if let Some(start) = start {
+            roots_under(&start, config, &mut candidates);
+        }
+        for root in candidates {
+            if !found.roots.contains(&root) {
+                found.conditional.insert(root.clone());
+                found.roots.push(root);
             }
         }
     }
     let mut seen = std::collections::HashSet::new();
-    inputs.retain(|i| seen.insert(i.clone()));
-    (inputs, errors)
+    found.inputs.retain(|i| seen.insert(i.clone()));
+    let mut seen_roots = std::collections::HashSet::new();
+    found.roots.retain(|r| seen_roots.insert(r.clone()));
+    found
 }

@@ -1,0 +1,308 @@
+//! Render units: lint what is applied, not only what is written.
+//!
+//! A Kustomize root is rendered by the built-in renderer and its objects are linted instead of
+//! its files, so a partial patch is not judged on its own and an overlay's changes are seen. Every
+//! rendered node keeps the file and bytes that wrote it (`SourceId` on its span), so a finding
+//! lands in the base or patch that set the field and a fix edits that file.
+//!
+//! The run's file list is the index space of `SourceId`s: files the renderer reads that the walk
+//! did not list (kustomization files, bases outside the linted folder) are appended to it.
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use crate::lint::{FileRole, InputError, SourceFile};
+use crate::source::discover::Input;
+use crate::source::kustomize::{self, normalize, LoadRestrictor, Options, Reorder, Sources};
+use crate::source::yaml::{Node, SourceId, Stream};
+
+/// One rendered Kustomize root.
+#[derive(Clone, Debug)]
+pub struct RenderUnit {
+    /// The root folder as shown to people (`overlays/prod`).
+    pub name: String,
+    /// The root folder (absolute, normalized).
+    pub dir: PathBuf,
+    /// Run file index of the root's kustomization file.
+    pub home: usize,
+    /// Rendered objects; their nodes' spans name run files.
+    pub objects: Vec<Node>,
+    /// Run file indices of every file the render read.
+    pub files: Vec<usize>,
+    /// The kustomization folders of the bases and components it reached (not its own).
+    pub bases: Vec<PathBuf>,
+}
+
+/// The run's files as the renderer sees them: parsed once, nodes tagged with their run index.
+/// Files the walk did not list are read on demand and appended; `overrides` replace texts (the
+/// fixer re-renders edited texts before writing them).
+pub struct RunSources {
+    state: Mutex<SourcesState>,
+    overrides: HashMap<PathBuf, String>,
+    /// Nothing outside this folder is read.
+    boundary: Option<PathBuf>,
+}
+
+struct SourcesState {
+    by_path: HashMap<PathBuf, usize>,
+    /// Tagged streams by run index (`None` until the renderer asks).
+    streams: Vec<Option<Arc<Stream>>>,
+    /// Plain streams of the run files, to tag on demand.
+    originals: Vec<Option<Arc<Stream>>>,
+    /// Files appended beyond the run's own: (path, stream untagged).
+    added: Vec<(PathBuf, Arc<Stream>)>,
+}
+
+impl RunSources {
+    pub fn new(
+        files: &[SourceFile],
+        overrides: HashMap<PathBuf, String>,
+        boundary: Option<PathBuf>,
+    ) -> RunSources {
+        let mut by_path = HashMap::new();
+        let mut originals = Vec::new();
+        for (i, f) in files.iter().enumerate() {
+            if let Input::File(p) = &f.input {
+                by_path.insert(normalize(p), i);
+            }
+            originals.push(Some(f.stream.clone()));
+        }
+        let overrides = overrides
+            .into_iter()
+            .map(|(p, t)| (normalize(&p), t))
+            .collect();
+        RunSources {
+            state: Mutex::new(SourcesState {
+                by_path,
+                streams: vec![None; files.len()],
+                originals,
+                added: Vec::new(),
+            }),
+            overrides,
+            boundary,
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, SourcesState> {
+        match self.state.lock() {
+            Ok(s) => s,
+            Err(poisoned) => poisoned.into_inner(),
+        }
+    }
+
+    /// Files read beyond the run's own, in index order.
+    pub fn added(&self) -> Vec<(PathBuf, Arc<Stream>)> {
+        self.lock().added.clone()
+    }
+
+    /// The run index of a path, if the renderer read it.
+    pub fn index_of(&self, path: &Path) -> Option<usize> {
+        self.lock().by_path.get(&normalize(path)).copied()
+    }
+
+    fn inside_boundary(&self, path: &Path) -> bool {
+        self.boundary.as_ref().is_none_or(|b| path.starts_with(b))
+    }
+}
+
+impl Sources for RunSources {
+    fn load(&self, path: &Path) -> std::io::Result<Arc<Stream>> {
+        let path = normalize(path);
+        if !self.inside_boundary(&path) {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::PermissionDenied,
+                "outside the repository: gpulint never reads it",
+            ));
+        }
+        let mut state = self.lock();
+        let index = match state.by_path.get(&path) {
+            Some(&i) => i,
+            None => {
+                let stream = match self.overrides.get(&path) {
+                    Some(text) => Stream::parse(text),
+                    None => Stream::parse_bytes(&std::fs::read(&path)?),
+                };
+                let i = state.streams.len();
+                state.added.push((path.clone(), Arc::new(stream)));
+                let original = state.added.last().map(|(_, s)| s.clone());
+                state.originals.push(original);
+                state.streams.push(None);
+                state.by_path.insert(path.clone(), i);
+                i
+            }
+        };
+        if let Some(Some(tagged)) = state.streams.get(index) {
+            return Ok(tagged.clone());
+        }
+        let mut stream = match (self.overrides.get(&path), state.originals.get(index)) {
+            (Some(text), _) => Stream::parse(text),
+            (None, Some(Some(original))) => (**original).clone(),
+            (None, _) => Stream::parse_bytes(&std::fs::read(&path)?),
+        };
+        stream.set_source(SourceId::file(index));
+        let stream = Arc::new(stream);
+        if let Some(slot) = state.streams.get_mut(index) {
+            *slot = Some(stream.clone());
+        }
+        Ok(stream)
+    }
+
+    fn is_dir(&self, path: &Path) -> bool {
+        self.inside_boundary(&normalize(path)) && path.is_dir()
+    }
+
+    fn is_file(&self, path: &Path) -> bool {
+        let path = normalize(path);
+        self.inside_boundary(&path)
+            && (self.overrides.contains_key(&path)
+                || self.lock().by_path.contains_key(&path)
+                || path.is_file())
+    }
+}
+
+/// How the run renders Kustomize roots.
+#[derive(Clone, Debug, Default)]
+pub struct RenderSettings {
+    pub load_restrictor: LoadRestrictor,
+    /// The repository root: nothing outside it is read.
+    pub boundary: Option<PathBuf>,
+}
+
+impl RenderSettings {
+    pub fn options(&self) -> Options {
+        Options {
+            load_restrictor: self.load_restrictor,
+            reorder: Reorder::Legacy,
+            boundary: self.boundary.clone(),
+        }
+    }
+}
+
+/// Renders one root against `sources`: the built-in renderer, or `kubectl kustomize` for the
+/// features it does not implement (when a binary is on PATH).
+pub fn render_root(
+    dir: &Path,
+    sources: &dyn Sources,
+    settings: &RenderSettings,
+) -> Result<kustomize::Rendered, kustomize::RenderError> {
+    let options = settings.options();
+    match kustomize::render(dir, sources, &options) {
+        Err(e) if e.kind == kustomize::RenderErrorKind::Unsupported => {
+            kustomize::render_external(dir, sources, &options).map_err(|external| {
+                kustomize::RenderError {
+                    message: format!("{} ({})", e.message, external.message),
+                    ..e
+                }
+            })
+        }
+        other => other,
+    }
+}
+
+/// A name for people: the path relative to the working directory when it is below it.
+pub fn display_path(path: &Path) -> String {
+    let cwd = std::env::current_dir().ok().map(|c| normalize(&c));
+    match cwd.as_ref().and_then(|c| path.strip_prefix(c).ok()) {
+        Some(rel) if rel.as_os_str().is_empty() => ".".to_string(),
+        Some(rel) => rel.display().to_string(),
+        None => path.display().to_string(),
+    }
+}
+
+/// Renders every root, appends the files the renders read to `files`, marks the files that are
+/// linted through a render, and returns the units to lint: roots that another rendered root
+/// uses as a base are linted through it, not on their own. Roots in `conditional` (found for
+/// files named on the command line, as pre-commit passes them) are kept only when they read one
+/// of `explicit`.
+pub fn build(
+    roots: &[PathBuf],
+    conditional: &BTreeSet<PathBuf>,
+    explicit: &[PathBuf],
+    files: &mut Vec<SourceFile>,
+    settings: &RenderSettings,
+    errors: &mut Vec<InputError>,
+) -> Vec<RenderUnit> {
+    let sources = RunSources::new(files, HashMap::new(), settings.boundary.clone());
+    let mut rendered = Vec::new();
+    let mut failed = Vec::new();
+    for root in roots {
+        match render_root(root, &sources, settings) {
+            Ok(r) => rendered.push((r, conditional.contains(root))),
+            Err(e) => failed.push(e),
+        }
+    }
+    for (path, stream) in sources.added() {
+        files.push(SourceFile {
+            name: display_path(&path),
+            input: Input::File(path),
+            stream,
+            role: FileRole::Support,
+        });
+    }
+    errors.extend(failed.iter().map(|e| render_error(e, &sources, files)));
+    let index_of = |p: &Path| sources.index_of(p);
+    let wanted: BTreeSet<usize> = explicit.iter().filter_map(|p| index_of(p)).collect();
+    let mut units: Vec<RenderUnit> = rendered
+        .into_iter()
+        .filter(|(r, conditional)| {
+            !conditional
+                || r.files
+                    .iter()
+                    .any(|p| index_of(p).is_some_and(|i| wanted.contains(&i)))
+        })
+        .filter_map(|(r, _)| {
+            let home = index_of(&r.kustomization)?;
+            let bases = r
+                .kustomizations
+                .iter()
+                .filter(|k| **k != r.kustomization)
+                .filter_map(|k| k.parent().map(Path::to_path_buf))
+                .collect();
+            Some(RenderUnit {
+                name: display_path(&r.dir),
+                files: r.files.iter().filter_map(|p| index_of(p)).collect(),
+                dir: r.dir,
+                home,
+                objects: r.objects,
+                bases,
+            })
+        })
+        .collect();
+    let used_as_base: BTreeSet<PathBuf> = units
+        .iter()
+        .flat_map(|u| u.bases.iter().cloned())
+        .collect();
+    units.retain(|u| !used_as_base.contains(&u.dir));
+    for unit in &units {
+        for &f in &unit.files {
+            if let Some(file) = files.get_mut(f) {
+                if file.role == FileRole::Plain {
+                    file.role = FileRole::Rendered;
+                }
+            }
+        }
+    }
+    units
+}
+
+/// A render error placed in its file.
+fn render_error(
+    e: &kustomize::RenderError,
+    sources: &RunSources,
+    files: &[SourceFile],
+) -> InputError {
+    let index = sources.index_of(&e.file).filter(|&i| i < files.len());
+    let at = index.zip(e.span.map(|s| s.start));
+    let (line, column) = match at {
+        Some((i, offset)) => files[i].stream.line_col(offset),
+        None => (0, 0),
+    };
+    InputError {
+        source: at,
+        file: display_path(&e.file),
+        line,
+        column,
+        message: format!("kustomize: {}", e.message),
+    }
+}
