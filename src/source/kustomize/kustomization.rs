@@ -586,8 +586,14 @@ impl BlockMap {
 
 fn block_mapping(node: &Node, text: &str, file_text: &str) -> Option<BlockMap> {
     let start = node.span.start;
-    // The header line (`patch: |-`) ends at the first line break after the indicator.
-    let header_end = start + file_text.get(start..)?.find('\n')? + 1;
+    let at = file_text.get(start..)?;
+    // The content starts after the header line (`patch: |-`) when the span starts at the
+    // indicator, else at the start of the line the span starts on.
+    let header_end = if at.starts_with(['|', '>']) {
+        start + at.find('\n')? + 1
+    } else {
+        file_text.get(..start)?.rfind('\n').map_or(0, |i| i + 1)
+    };
     let body = file_text.get(header_end..node.span.end.max(header_end))?;
     // The block indentation: the first non-blank content line's leading spaces.
     let indent = body

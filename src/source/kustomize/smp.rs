@@ -3,21 +3,15 @@
 //! Merged mappings keep the base node (and its span); each entry keeps the origin of whoever
 //! wrote its value: untouched entries the base file's, replaced scalars the patch file's. Lists
 //! merge by key where Kubernetes declares a `patchMergeKey` (containers by `name`, volumeMounts
-//! by `mountPath`, ...); for kinds without a known schema (CRDs such as PyTorchJob, RayCluster,
-//! JobSet) kyaml infers the key from the elements (`AssociativeSequenceKeys`), and so do we.
+//! by `mountPath`, ...), other lists are replaced whole.
+//!
+//! Kinds without a known schema (CRDs such as PyTorchJob, RayCluster, JobSet): kustomize v5.5
+//! (checked with `kubectl kustomize`) does NOT merge their lists by key: a patch naming one
+//! container of a PyTorchJob worker replaces the whole `containers` list, dropping the image and
+//! every other field the patch does not repeat. We match that, since we must render what the
+//! cluster gets (and a rule can then warn about it).
 
 use crate::source::yaml::{Entry, Node, Value};
-
-/// kyaml's `AssociativeSequenceKeys`, in its order of preference.
-const ASSOCIATIVE_KEYS: &[&str] = &[
-    "mountPath",
-    "devicePath",
-    "ip",
-    "type",
-    "topologyKey",
-    "name",
-    "containerPort",
-];
 
 /// Kinds whose schema kustomize knows (built-in Kubernetes types).
 fn known_kind(kind: &str) -> bool {
@@ -58,8 +52,8 @@ fn known_kind(kind: &str) -> bool {
     )
 }
 
-/// The merge key Kubernetes declares for a list field, `Some(None)` for a list that is replaced
-/// whole, `None` when the field is unknown (then the key is inferred).
+/// The merge key Kubernetes declares for a list field; `Some(None)` and `None` (a field not
+/// listed) both mean the list is replaced whole.
 fn declared_key(field: &str, path: &[String]) -> Option<Option<&'static str>> {
     let in_container = path.iter().rev().nth(1).is_some_and(|p| {
         matches!(
@@ -211,9 +205,10 @@ impl Ctx {
             return strip(patch).unwrap_or_else(|| patch.clone());
         }
         let field = path.last().cloned().unwrap_or_default();
-        let key = match declared_key(&field, path) {
-            Some(k) if self.known => k,
-            _ => infer_key(b, p),
+        let key = if self.known {
+            declared_key(&field, path).flatten()
+        } else {
+            None
         };
         let Some(key) = key else {
             return strip(patch).unwrap_or_else(|| patch.clone());
@@ -238,8 +233,13 @@ impl Ctx {
             }
             match pos {
                 Some(i) => {
+                    // The key identifies the element: it keeps the base's node (and origin).
+                    let mut item = item.clone();
+                    if let Value::Map(entries) = &mut item.value {
+                        entries.retain(|e| e.key.text() != Some(key));
+                    }
                     // Elements are identified by key: the path does not grow with the index.
-                    if let Some(m) = self.merge(&out[i], item, path) {
+                    if let Some(m) = self.merge(&out[i], &item, path) {
                         out[i] = m;
                     } else {
                         out.remove(i);
@@ -265,17 +265,4 @@ fn without_directive(node: &Node) -> Node {
         entries.retain(|e| e.key.text() != Some("$patch"));
     }
     n
-}
-
-/// kyaml's inference: the first associative key that every mapping element has.
-fn infer_key(b: &[Node], p: &[Node]) -> Option<&'static str> {
-    let all: Vec<&Node> = b.iter().chain(p.iter()).collect();
-    if all.is_empty() || all.iter().any(|n| n.as_map().is_none()) {
-        return None;
-    }
-    ASSOCIATIVE_KEYS.iter().copied().find(|k| {
-        all.iter()
-            .filter(|n| directive(n).is_none() || n.get(k).is_some())
-            .all(|n| n.get(k).is_some())
-    })
 }
