@@ -3,4 +3,5 @@
 pub mod decode;
 pub mod discover;
 mod jsonpath;
+pub mod kustomize;
 pub mod yaml;

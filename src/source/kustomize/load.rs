@@ -1,0 +1,522 @@
+//! File access (load restrictor, boundary, cycles) and the accumulation of resources, one
+//! kustomization level at a time, in kustomize's order: resources (and bases), components, then
+//! the builtin transformers in kustomize's fixed order.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::kustomization::{self, is_remote, Kustomization, Patch};
+use super::{
+    normalize, order, select, transform, Options, RenderError, RenderErrorKind, Rendered, Reorder,
+    Sources, KUSTOMIZATION_FILE_NAMES,
+};
+use crate::source::yaml::{Node, Span, Stream};
+
+/// A resource's identity (kustomize's ResId).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct ResId {
+    pub group: String,
+    pub version: String,
+    pub kind: String,
+    pub name: String,
+    pub namespace: String,
+}
+
+impl ResId {
+    pub fn of(node: &Node) -> ResId {
+        let api = node.get_str("apiVersion").unwrap_or_default();
+        let (group, version) = match api.split_once('/') {
+            Some((g, v)) => (g.to_string(), v.to_string()),
+            None => (String::new(), api.to_string()),
+        };
+        ResId {
+            group,
+            version,
+            kind: node.get_str("kind").unwrap_or_default().to_string(),
+            name: node
+                .get_path(&["metadata", "name"])
+                .and_then(Node::text)
+                .unwrap_or_default()
+                .to_string(),
+            namespace: node
+                .get_path(&["metadata", "namespace"])
+                .and_then(Node::text)
+                .unwrap_or_default()
+                .to_string(),
+        }
+    }
+
+    /// `Deployment.v1.apps/banana.[noNs]`, as kustomize prints ids.
+    pub fn display(&self) -> String {
+        let mut s = self.kind.clone();
+        if !self.version.is_empty() {
+            s.push('.');
+            s.push_str(&self.version);
+        }
+        if !self.group.is_empty() {
+            s.push('.');
+            s.push_str(&self.group);
+        }
+        let ns = if self.namespace.is_empty() {
+            "[noNs]"
+        } else {
+            &self.namespace
+        };
+        format!("{s}/{}.{ns}", self.name)
+    }
+
+    /// Empty and `default` namespaces are the same place.
+    pub fn effective_namespace(&self) -> &str {
+        if self.namespace.is_empty() {
+            "default"
+        } else {
+            &self.namespace
+        }
+    }
+
+    pub fn same_gvk(&self, other: &ResId) -> bool {
+        self.group == other.group && self.version == other.version && self.kind == other.kind
+    }
+}
+
+/// A resource being rendered, with the ids it had before (kustomize's original and previous
+/// ids), which patches and name references may still use.
+#[derive(Clone, Debug)]
+pub(crate) struct Res {
+    pub node: Node,
+    /// Earlier ids, oldest first (the first is the original id).
+    pub prev: Vec<ResId>,
+}
+
+impl Res {
+    pub fn new(node: Node) -> Res {
+        Res {
+            node,
+            prev: Vec::new(),
+        }
+    }
+
+    pub fn id(&self) -> ResId {
+        ResId::of(&self.node)
+    }
+
+    pub fn org_id(&self) -> ResId {
+        self.prev.first().cloned().unwrap_or_else(|| self.id())
+    }
+
+    /// Records the current id before a transformer changes it.
+    pub fn remember(&mut self) {
+        let id = self.id();
+        if self.prev.last() != Some(&id) {
+            self.prev.push(id);
+        }
+    }
+
+    /// Current, original and previous ids.
+    pub fn all_ids(&self) -> Vec<ResId> {
+        let mut v = vec![self.id()];
+        for p in &self.prev {
+            if !v.contains(p) {
+                v.push(p.clone());
+            }
+        }
+        v
+    }
+}
+
+pub(crate) fn find_kustomization(dir: &Path, sources: &dyn Sources) -> Option<PathBuf> {
+    KUSTOMIZATION_FILE_NAMES
+        .iter()
+        .map(|n| dir.join(n))
+        .find(|p| sources.is_file(p))
+}
+
+pub(crate) struct Ctx<'a> {
+    pub sources: &'a dyn Sources,
+    pub options: &'a Options,
+    pub files: Vec<PathBuf>,
+    pub kustomizations: Vec<PathBuf>,
+    /// Directories being built, outermost first (cycle detection).
+    stack: Vec<PathBuf>,
+}
+
+pub(crate) fn render(
+    dir: &Path,
+    sources: &dyn Sources,
+    options: &Options,
+) -> Result<Rendered, RenderError> {
+    let dir = normalize(dir);
+    let mut ctx = Ctx {
+        sources,
+        options,
+        files: Vec::new(),
+        kustomizations: Vec::new(),
+        stack: Vec::new(),
+    };
+    if let Some(b) = &options.boundary {
+        if !dir.starts_with(normalize(b)) {
+            return Err(RenderError::new(
+                RenderErrorKind::LoadRestrictor,
+                &dir,
+                None,
+                format!(
+                    "security; directory '{}' is outside the boundary '{}'",
+                    dir.display(),
+                    normalize(b).display()
+                ),
+            ));
+        }
+    }
+    let Some(kfile) = find_kustomization(&dir, sources) else {
+        return Err(missing_kustomization(&dir, &dir, None));
+    };
+    let resources = ctx.build(&dir, Vec::new(), None)?;
+    let mut objects: Vec<Node> = resources.into_iter().map(|r| r.node).collect();
+    if options.reorder == Reorder::Legacy {
+        order::legacy_sort(&mut objects);
+    }
+    Ok(Rendered {
+        dir,
+        kustomization: kfile,
+        objects,
+        files: ctx.files,
+        kustomizations: ctx.kustomizations,
+    })
+}
+
+fn missing_kustomization(dir: &Path, file: &Path, span: Option<Span>) -> RenderError {
+    RenderError::new(
+        RenderErrorKind::MissingKustomization,
+        file,
+        span,
+        format!(
+            "accumulating resources: unable to find one of 'kustomization.yaml', \
+             'kustomization.yml' or 'Kustomization' in directory '{}'",
+            dir.display()
+        ),
+    )
+}
+
+impl Ctx<'_> {
+    /// Reads a file, recording it once in `files`.
+    fn load(
+        &mut self,
+        path: &Path,
+        from: &Path,
+        span: Option<Span>,
+    ) -> Result<Arc<Stream>, RenderError> {
+        let stream = self.sources.load(path).map_err(|e| {
+            RenderError::new(
+                RenderErrorKind::Io,
+                from,
+                span,
+                format!("reading '{}': {e}", path.display()),
+            )
+        })?;
+        if !self.files.iter().any(|f| f == path) {
+            self.files.push(path.to_path_buf());
+        }
+        Ok(stream)
+    }
+
+    fn check_boundary(&self, path: &Path, from: &Path, span: Span) -> Result<(), RenderError> {
+        if let Some(b) = &self.options.boundary {
+            let b = normalize(b);
+            if !path.starts_with(&b) {
+                return Err(RenderError::new(
+                    RenderErrorKind::LoadRestrictor,
+                    from,
+                    Some(span),
+                    format!(
+                        "security; file '{}' is not in or below '{}'",
+                        path.display(),
+                        b.display()
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// A file a kustomization in `root` reads (resource file, patch).
+    fn check_file(
+        &self,
+        path: &Path,
+        root: &Path,
+        from: &Path,
+        span: Span,
+    ) -> Result<(), RenderError> {
+        self.check_boundary(path, from, span)?;
+        if self.options.load_restrictor == super::LoadRestrictor::RootOnly
+            && !path.starts_with(root)
+        {
+            return Err(RenderError::new(
+                RenderErrorKind::LoadRestrictor,
+                from,
+                Some(span),
+                format!(
+                    "security; file '{}' is not in or below '{}'",
+                    path.display(),
+                    root.display()
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Builds the kustomization in `dir` on top of `acc` (empty for a base, the including
+    /// kustomization's resources for a component).
+    pub fn build(
+        &mut self,
+        dir: &Path,
+        acc: Vec<super::load::Res>,
+        from: Option<(&Path, Span)>,
+    ) -> Result<Vec<Res>, RenderError> {
+        let Some(kfile) = find_kustomization(dir, self.sources) else {
+            let (f, s) = from.map_or((dir, None), |(f, s)| (f, Some(s)));
+            return Err(missing_kustomization(dir, f, s));
+        };
+        let stream = self.load(&kfile, &kfile, None)?;
+        if !self.kustomizations.contains(&kfile) {
+            self.kustomizations.push(kfile.clone());
+        }
+        let k = kustomization::parse(&stream, &kfile)?;
+        self.stack.push(dir.to_path_buf());
+        let result = self.build_parsed(dir, &kfile, &stream, &k, acc);
+        self.stack.pop();
+        result
+    }
+
+    fn enter_dir(&self, sub: &Path, kfile: &Path, span: Span) -> Result<(), RenderError> {
+        self.check_boundary(sub, kfile, span)?;
+        for visited in &self.stack {
+            if visited.starts_with(sub) {
+                return Err(RenderError::new(
+                    RenderErrorKind::Cycle,
+                    kfile,
+                    Some(span),
+                    format!(
+                        "cycle detected: candidate root '{}' contains visited root '{}'",
+                        sub.display(),
+                        visited.display()
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn build_parsed(
+        &mut self,
+        dir: &Path,
+        kfile: &Path,
+        stream: &Stream,
+        k: &Kustomization,
+        mut acc: Vec<Res>,
+    ) -> Result<Vec<Res>, RenderError> {
+        for r in &k.resources {
+            let span = r.node.span;
+            if is_remote(&r.text) {
+                return Err(RenderError::new(
+                    RenderErrorKind::Unsupported,
+                    kfile,
+                    Some(span),
+                    format!(
+                        "remote resource '{}' is not supported by the built-in kustomize renderer",
+                        r.text
+                    ),
+                ));
+            }
+            let path = normalize(&dir.join(&r.text));
+            if self.sources.is_dir(&path) {
+                self.enter_dir(&path, kfile, span)?;
+                if find_kustomization(&path, self.sources).is_none() {
+                    return Err(RenderError::new(
+                        RenderErrorKind::MissingKustomization,
+                        kfile,
+                        Some(span),
+                        format!(
+                            "accumulating resources: accumulation err='accumulating resources from '{}': \
+                             '{}' must resolve to a file': couldn't make target for path '{}': unable to \
+                             find one of 'kustomization.yaml', 'kustomization.yml' or 'Kustomization' in \
+                             directory '{}'",
+                            r.text,
+                            path.display(),
+                            path.display(),
+                            path.display()
+                        ),
+                    ));
+                }
+                let sub = self.build(&path, Vec::new(), Some((kfile, span)))?;
+                acc.extend(sub);
+            } else if self.sources.is_file(&path) {
+                self.check_file(&path, dir, kfile, span)?;
+                let s = self.load(&path, kfile, Some(span))?;
+                acc.extend(resources_of(&s, &path)?);
+            } else {
+                return Err(RenderError::new(
+                    RenderErrorKind::MissingResource,
+                    kfile,
+                    Some(span),
+                    format!(
+                        "accumulating resources: accumulation err='accumulating resources from '{}': \
+                         open {}: no such file or directory'",
+                        r.text,
+                        path.display()
+                    ),
+                ));
+            }
+        }
+        for c in &k.components {
+            let span = c.node.span;
+            let path = normalize(&dir.join(&c.text));
+            if !self.sources.is_dir(&path) {
+                return Err(RenderError::new(
+                    RenderErrorKind::MissingResource,
+                    kfile,
+                    Some(span),
+                    format!("component '{}' is not a directory", c.text),
+                ));
+            }
+            self.enter_dir(&path, kfile, span)?;
+            acc = self.build(&path, acc, Some((kfile, span)))?;
+        }
+        // The builtin transformers, in kustomize's order.
+        for p in &k.patches_strategic_merge {
+            let docs = self.patch_docs(p, dir, kfile, stream)?;
+            for d in docs {
+                select::apply_smp_by_id(&mut acc, &d, kfile, p.span)?;
+            }
+        }
+        for p in &k.patches {
+            let docs = self.patch_docs(p, dir, kfile, stream)?;
+            select::apply_patch(&mut acc, p, &docs, kfile)?;
+        }
+        if let Some(ns) = &k.namespace {
+            transform::namespace(&mut acc, ns);
+        }
+        if k.name_prefix.is_some() || k.name_suffix.is_some() {
+            transform::prefix_suffix(&mut acc, k.name_prefix.as_ref(), k.name_suffix.as_ref());
+        }
+        if !k.common_labels.is_empty() {
+            transform::labels(&mut acc, &k.common_labels, true, true, true);
+        }
+        for set in &k.labels {
+            transform::labels(
+                &mut acc,
+                &set.pairs,
+                set.include_selectors,
+                set.include_templates || set.include_selectors,
+                set.include_volume_claim_templates || set.include_selectors,
+            );
+        }
+        if !k.common_annotations.is_empty() {
+            transform::annotations(&mut acc, &k.common_annotations);
+        }
+        for p in &k.patches_json6902 {
+            let docs = self.patch_docs(p, dir, kfile, stream)?;
+            select::apply_patch(&mut acc, p, &docs, kfile)?;
+        }
+        for r in &k.replicas {
+            transform::replicas(&mut acc, r);
+        }
+        for i in &k.images {
+            transform::image(&mut acc, i);
+        }
+        transform::fix_name_references(&mut acc);
+        Ok(acc)
+    }
+
+    /// The documents of a patch: its file's, or the inline string parsed.
+    fn patch_docs(
+        &mut self,
+        p: &Patch,
+        dir: &Path,
+        kfile: &Path,
+        kstream: &Stream,
+    ) -> Result<Vec<Node>, RenderError> {
+        let stream: Arc<Stream> = if let Some(path) = &p.path {
+            let full = normalize(&dir.join(&path.text));
+            self.check_boundary(&full, kfile, path.node.span)?;
+            if !self.sources.is_file(&full) {
+                return Err(RenderError::new(
+                    RenderErrorKind::MissingResource,
+                    kfile,
+                    Some(path.node.span),
+                    format!("patch file '{}' not found", path.text),
+                ));
+            }
+            self.check_file(&full, dir, kfile, path.node.span)?;
+            self.load(&full, kfile, Some(path.node.span))?
+        } else if let Some(inline) = &p.inline {
+            Arc::new(kustomization::parse_inline(inline, &kstream.text))
+        } else {
+            return Ok(Vec::new());
+        };
+        if let Some(e) = &stream.error {
+            return Err(RenderError::new(
+                RenderErrorKind::Parse,
+                kfile,
+                Some(p.span),
+                format!("invalid patch: {}", e.message),
+            ));
+        }
+        Ok(stream.documents.iter().map(|d| d.root.clone()).collect())
+    }
+}
+
+/// The resources of a file: every document, `List` items expanded, empty documents skipped.
+pub(crate) fn resources_of(stream: &Stream, path: &Path) -> Result<Vec<Res>, RenderError> {
+    if let Some(e) = &stream.error {
+        let source = stream
+            .documents
+            .first()
+            .map(|d| d.root.span.source)
+            .unwrap_or_default();
+        return Err(RenderError::new(
+            RenderErrorKind::Parse,
+            path,
+            Some(Span {
+                start: e.offset,
+                end: e.offset,
+                source,
+            }),
+            format!("invalid YAML: {}", e.message),
+        ));
+    }
+    let mut out = Vec::new();
+    for doc in &stream.documents {
+        let root = &doc.root;
+        if root.as_map().is_none() {
+            return Err(RenderError::new(
+                RenderErrorKind::Invalid,
+                path,
+                Some(root.span),
+                "a resource must be a mapping",
+            ));
+        }
+        let kind = root.get_str("kind").unwrap_or_default();
+        if kind.ends_with("List") && root.get("items").is_some() {
+            for item in root.get("items").and_then(Node::as_seq).unwrap_or_default() {
+                check_resource(item, path)?;
+                out.push(Res::new(item.clone()));
+            }
+            continue;
+        }
+        check_resource(root, path)?;
+        out.push(Res::new(root.clone()));
+    }
+    Ok(out)
+}
+
+fn check_resource(node: &Node, path: &Path) -> Result<(), RenderError> {
+    if node.as_map().is_none() || node.get_str("kind").is_none() {
+        return Err(RenderError::new(
+            RenderErrorKind::Invalid,
+            path,
+            Some(node.span),
+            "missing Resource metadata: a resource needs a kind",
+        ));
+    }
+    Ok(())
+}

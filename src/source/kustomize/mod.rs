@@ -1,0 +1,257 @@
+//! A built-in Kustomize renderer that keeps field origins.
+//!
+//! `kustomize build` loses where a value came from; a linter needs it, because a finding on a
+//! rendered Deployment must land on the line of the base file, patch or kustomization that wrote
+//! the offending value, and a fix must edit that file. So this renderer works on our span-aware
+//! YAML tree: nodes copied from a file keep their span (tagged with the file's [`SourceId`]),
+//! patches bring their own nodes, and values the renderer makes up (namespace, labels, image
+//! rewrites, replicas, prefixed names) point at the kustomization field that asked for them.
+//!
+//! Layout: [`kustomization`] parses the kustomization file, [`load`] reads files (load
+//! restrictor, cycles) and accumulates resources level by level, [`smp`] and [`json6902`] are the
+//! two patch kinds, [`select`] finds patch targets, [`transform`] holds the field transformers
+//! (namespace, names, labels, annotations, images, replicas, name references), [`order`] is the
+//! CLI's legacy sort, [`emit`] writes YAML, [`external`] is the `kustomize`/`kubectl` fallback.
+//!
+//! Unsupported features (generators, helmCharts, replacements, plugins, remote resources, ...)
+//! make [`render`] fail with [`RenderErrorKind::Unsupported`] naming the feature and pointing at
+//! its entry; [`unsupported_features`] lists them all up front without rendering.
+
+mod emit;
+mod external;
+mod json6902;
+mod kustomization;
+mod load;
+mod order;
+mod select;
+mod smp;
+mod transform;
+
+use std::collections::HashMap;
+use std::path::{Component, Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use crate::source::yaml::{Node, SourceId, Span, Stream};
+
+pub use emit::to_yaml;
+pub use external::render_external;
+pub use kustomization::{unsupported_features, Unsupported};
+
+pub const KUSTOMIZATION_FILE_NAMES: [&str; 3] =
+    ["kustomization.yaml", "kustomization.yml", "Kustomization"];
+
+/// The kustomization file of `dir` on disk, if it has one.
+pub fn kustomization_file(dir: &Path) -> Option<PathBuf> {
+    KUSTOMIZATION_FILE_NAMES
+        .iter()
+        .map(|n| dir.join(n))
+        .find(|p| p.is_file())
+}
+
+/// Which files a kustomization may read (kustomize's `--load-restrictor`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum LoadRestrictor {
+    /// Files must be in or below the kustomization's directory (bases may be anywhere).
+    #[default]
+    RootOnly,
+    /// Any file (still never outside [`Options::boundary`]).
+    None,
+}
+
+/// Output order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Reorder {
+    /// The CLI's default: kustomize's legacy sort (Namespace, ResourceQuota, StorageClass, CRDs,
+    /// ServiceAccount, ... first, webhook configurations last, the rest by kind then name).
+    #[default]
+    Legacy,
+    /// Input order (depth-first, as resources were listed).
+    None,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    pub load_restrictor: LoadRestrictor,
+    pub reorder: Reorder,
+    /// Nothing outside this directory is ever read (the repository root).
+    pub boundary: Option<PathBuf>,
+}
+
+/// Where the renderer reads files. Paths given are absolute and lexically normalized.
+pub trait Sources: Sync {
+    /// The file parsed, nodes tagged with its SourceId. A parse error is in `stream.error`.
+    fn load(&self, path: &Path) -> std::io::Result<Arc<Stream>>;
+    fn is_dir(&self, path: &Path) -> bool;
+    fn is_file(&self, path: &Path) -> bool;
+}
+
+/// Reads the real filesystem and caches what it read; the i-th file loaded gets
+/// `SourceId::file(i)`. `overrides` replace a file's text (to re-render edited texts before
+/// writing them).
+#[derive(Default)]
+pub struct FsSources {
+    overrides: HashMap<PathBuf, String>,
+    state: Mutex<FsState>,
+}
+
+#[derive(Default)]
+struct FsState {
+    files: Vec<(PathBuf, Arc<Stream>)>,
+    index: HashMap<PathBuf, usize>,
+}
+
+impl FsSources {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn with_overrides(overrides: HashMap<PathBuf, String>) -> Self {
+        let overrides = overrides
+            .into_iter()
+            .map(|(p, t)| (normalize(&p), t))
+            .collect();
+        FsSources {
+            overrides,
+            state: Mutex::default(),
+        }
+    }
+
+    /// Every file loaded so far; the index is the file's `SourceId` index.
+    pub fn files(&self) -> Vec<(PathBuf, Arc<Stream>)> {
+        match self.state.lock() {
+            Ok(s) => s.files.clone(),
+            Err(poisoned) => poisoned.into_inner().files.clone(),
+        }
+    }
+}
+
+impl Sources for FsSources {
+    fn load(&self, path: &Path) -> std::io::Result<Arc<Stream>> {
+        let path = normalize(path);
+        let mut state = match self.state.lock() {
+            Ok(s) => s,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        if let Some(&i) = state.index.get(&path) {
+            return Ok(state.files[i].1.clone());
+        }
+        let mut stream = match self.overrides.get(&path) {
+            Some(text) if path.is_file() || !path.exists() => Stream::parse(text),
+            _ => Stream::parse_bytes(&std::fs::read(&path)?),
+        };
+        let i = state.files.len();
+        stream.set_source(SourceId::file(i));
+        let stream = Arc::new(stream);
+        state.files.push((path.clone(), stream.clone()));
+        state.index.insert(path, i);
+        Ok(stream)
+    }
+
+    fn is_dir(&self, path: &Path) -> bool {
+        path.is_dir()
+    }
+
+    fn is_file(&self, path: &Path) -> bool {
+        self.overrides.contains_key(&normalize(path)) || path.is_file()
+    }
+}
+
+/// The result of a render.
+#[derive(Clone, Debug)]
+pub struct Rendered {
+    /// The kustomization root rendered (absolute, normalized).
+    pub dir: PathBuf,
+    /// Its kustomization file.
+    pub kustomization: PathBuf,
+    /// Rendered resources, in the requested order.
+    pub objects: Vec<Node>,
+    /// Every file read (kustomization files, resources, patches, components), once, read order.
+    pub files: Vec<PathBuf>,
+    /// The kustomization files of the root and every base/component reached.
+    pub kustomizations: Vec<PathBuf>,
+}
+
+#[derive(Debug, Clone)]
+pub struct RenderError {
+    /// The kustomization (or other) file the error is about.
+    pub file: PathBuf,
+    /// Where in `file`, when known.
+    pub span: Option<Span>,
+    pub message: String,
+    pub kind: RenderErrorKind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RenderErrorKind {
+    Parse,
+    MissingKustomization,
+    MissingResource,
+    LoadRestrictor,
+    Cycle,
+    PatchTargetNotFound,
+    PatchTargetAmbiguous,
+    /// A kustomize feature the built-in renderer does not implement (named in the message).
+    Unsupported,
+    Invalid,
+    Io,
+    /// The external `kustomize`/`kubectl` failed or is missing.
+    External,
+}
+
+impl std::fmt::Display for RenderError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.file.display(), self.message)
+    }
+}
+
+impl std::error::Error for RenderError {}
+
+impl RenderError {
+    pub(crate) fn new(
+        kind: RenderErrorKind,
+        file: &Path,
+        span: Option<Span>,
+        message: impl Into<String>,
+    ) -> Self {
+        RenderError {
+            file: file.to_path_buf(),
+            span,
+            message: message.into(),
+            kind,
+        }
+    }
+}
+
+/// Renders the kustomization in `dir`, like `kustomize build dir`.
+pub fn render(
+    dir: &Path,
+    sources: &dyn Sources,
+    options: &Options,
+) -> Result<Rendered, RenderError> {
+    load::render(dir, sources, options)
+}
+
+/// Absolute (via `std::path::absolute`) with `.` and `..` removed lexically.
+pub fn normalize(path: &Path) -> PathBuf {
+    let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut out = PathBuf::new();
+    for c in abs.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                // `..` at the root stays at the root, like the OS does.
+                if !matches!(
+                    out.components().next_back(),
+                    Some(Component::RootDir) | None
+                ) {
+                    out.pop();
+                }
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;
