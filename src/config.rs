@@ -454,7 +454,6 @@ impl Config {
     }
 }
 
-
 /// `root-only` / `none`, also in kustomize's own spelling (`LoadRestrictionsRootOnly`).
 pub fn parse_load_restrictor(s: &str) -> Option<crate::source::kustomize::LoadRestrictor> {
     use crate::source::kustomize::LoadRestrictor;

@@ -312,7 +312,9 @@ impl Linter {
                 let Some(workload) = Workload::of(object, &self.catalog) else {
                     continue;
                 };
-                for hit in rules::check_workload(&cx, &workload) {
+                for mut hit in rules::check_workload(&cx, &workload) {
+                    // Overlays of one base share its lines: say which render this is.
+                    hit.message = format!("{} [render of {}]", hit.message, unit.name);
                     // A node the renderer made up has no file of its own: the kustomization.
                     let file = hit.span.file_or(unit.home);
                     let Some(origin) = files.get(file) else {

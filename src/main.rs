@@ -152,11 +152,8 @@ fn render(args: &RenderArgs) -> u8 {
         Err(code) => return code,
     };
     let settings = render_settings(&config, args.load_restrictor, &common.paths);
-    let sources = gpulint::renders::RunSources::new(
-        &[],
-        Default::default(),
-        settings.boundary.clone(),
-    );
+    let sources =
+        gpulint::renders::RunSources::new(&[], Default::default(), settings.boundary.clone());
     if gpulint::source::kustomize::kustomization_file(&args.dir).is_none() {
         eprintln!(
             "error: {}: no kustomization.yaml, kustomization.yml or Kustomization in this folder",

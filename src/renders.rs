@@ -269,10 +269,8 @@ pub fn build(
             })
         })
         .collect();
-    let used_as_base: BTreeSet<PathBuf> = units
-        .iter()
-        .flat_map(|u| u.bases.iter().cloned())
-        .collect();
+    let used_as_base: BTreeSet<PathBuf> =
+        units.iter().flat_map(|u| u.bases.iter().cloned()).collect();
     units.retain(|u| !used_as_base.contains(&u.dir));
     for unit in &units {
         for &f in &unit.files {

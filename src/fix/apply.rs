@@ -33,6 +33,8 @@ pub struct FileFix {
     pub original: String,
     pub fixed: String,
     pub applied: Vec<AppliedFix>,
+    /// A new file (an overlay patch the fix adds): it must not exist when written.
+    pub created: bool,
 }
 
 /// A fix that was dropped because verification failed.
@@ -54,7 +56,7 @@ pub struct FixPlan {
     pub unsafe_skipped: usize,
 }
 
-fn allowed(f: &Finding, unsafe_fixes: bool) -> bool {
+pub(super) fn allowed(f: &Finding, unsafe_fixes: bool) -> bool {
     f.suppression.is_none()
         && f.fix
             .as_ref()
@@ -112,9 +114,11 @@ pub fn plan(linter: &Linter, run: &Run, unsafe_fixes: bool) -> FixPlan {
                 original: file.stream.text.to_string(),
                 fixed: state.text,
                 applied: state.applied,
+                created: false,
             });
         }
     }
+    super::render::plan_units(run, &linter.render, unsafe_fixes, &mut plan);
     plan
 }
 
@@ -275,6 +279,21 @@ fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
 pub fn write(plan: &FixPlan) -> Result<(), String> {
     let mut written: Vec<&FileFix> = Vec::new();
     for f in &plan.files {
+        if f.created {
+            if f.path.exists() {
+                restore(&written);
+                return Err(format!(
+                    "{}: appeared while gpulint ran; nothing written",
+                    f.name
+                ));
+            }
+            if let Err(e) = write_new(&f.path, &f.fixed) {
+                restore(&written);
+                return Err(format!("{}: cannot write: {e}; nothing written", f.name));
+            }
+            written.push(f);
+            continue;
+        }
         // The file must still be what was linted: never overwrite a concurrent change.
         match std::fs::read(&f.path) {
             Ok(now) if now == f.original.as_bytes() => {}
@@ -301,6 +320,29 @@ pub fn write(plan: &FixPlan) -> Result<(), String> {
 
 fn restore(written: &[&FileFix]) {
     for f in written {
-        let _ = write_atomic(&f.path, &f.original);
+        if f.created {
+            let _ = std::fs::remove_file(&f.path);
+        } else {
+            let _ = write_atomic(&f.path, &f.original);
+        }
     }
+}
+
+/// Writes a new file atomically (temp + fsync + rename), never replacing an existing one.
+fn write_new(path: &Path, text: &str) -> std::io::Result<()> {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
+    let temp = dir.join(format!(".{name}.gpulint-{}.tmp", std::process::id()));
+    let result = (|| {
+        let mut f = std::fs::File::create(&temp)?;
+        f.write_all(text.as_bytes())?;
+        f.sync_all()?;
+        // A hard link fails when the target exists: no race with a file created meanwhile.
+        std::fs::hard_link(&temp, path)
+    })();
+    let _ = std::fs::remove_file(&temp);
+    result
 }

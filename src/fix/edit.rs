@@ -198,7 +198,7 @@ pub fn plain(node: &Node) -> Json {
     }
 }
 
-fn apply_change(doc: &mut Json, change: &FieldChange) -> Option<()> {
+pub(crate) fn apply_change(doc: &mut Json, change: &FieldChange) -> Option<()> {
     let (path, last) = match change {
         FieldChange::Set { path, .. } | FieldChange::Rename { path, .. } => {
             let (last, parent) = path.split_last()?;

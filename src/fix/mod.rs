@@ -5,4 +5,5 @@ pub mod apply;
 pub mod commit;
 pub mod edit;
 pub mod patch;
+pub mod render;
 pub mod resources;

@@ -15,7 +15,15 @@ pub fn repo_root(path: &Path) -> Option<PathBuf> {
 
 /// A path relative to `root`, with `/` separators, as git writes it.
 pub fn relative_to(path: &Path, root: &Path) -> Option<String> {
-    let absolute = std::fs::canonicalize(path).ok()?;
+    // A file a fix creates does not exist yet: resolve its folder.
+    let absolute = std::fs::canonicalize(path).ok().or_else(|| {
+        let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+        Some(
+            std::fs::canonicalize(dir.unwrap_or(Path::new(".")))
+                .ok()?
+                .join(path.file_name()?),
+        )
+    })?;
     let rel = absolute.strip_prefix(root).ok()?;
     Some(
         rel.components()
@@ -64,10 +72,18 @@ pub fn patch(plan: &FixPlan) -> Result<String, String> {
         let rel = relative_to(&f.path, &root)
             .ok_or_else(|| format!("{}: not below {}", f.name, root.display()))?;
         out.push_str(&format!("diff --git a/{rel} b/{rel}\n"));
+        if f.created {
+            out.push_str("new file mode 100644\n");
+        }
+        let old_name = if f.created {
+            "/dev/null".to_string()
+        } else {
+            format!("a/{rel}")
+        };
         out.push_str(&unified(
             &f.original,
             &f.fixed,
-            &format!("a/{rel}"),
+            &old_name,
             &format!("b/{rel}"),
         ));
     }

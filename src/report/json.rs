@@ -31,6 +31,9 @@ pub fn render(run: &Run) -> Value {
                 "container": f.container,
                 "fixable": f.fixable,
             });
+            if let Some(unit) = f.unit.and_then(|u| run.units.get(u)) {
+                finding["render"] = json!(unit.name);
+            }
             if let Some(r) = &f.recommended {
                 finding["recommended"] = json!(r);
             }

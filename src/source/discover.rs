@@ -60,7 +60,9 @@ fn roots_under(dir: &Path, config: &Config, out: &mut Vec<PathBuf>) {
         .build();
     for e in walker.flatten() {
         let p = e.path();
-        if e.file_type().is_some_and(|t| t.is_file()) && is_kustomization(p) && !config.is_excluded(p)
+        if e.file_type().is_some_and(|t| t.is_file())
+            && is_kustomization(p)
+            && !config.is_excluded(p)
         {
             if let Some(parent) = p.parent() {
                 out.push(normalize(parent));
