@@ -2,5 +2,6 @@
 
 pub mod decode;
 pub mod discover;
+pub mod helm;
 mod jsonpath;
 pub mod yaml;

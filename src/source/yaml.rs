@@ -35,7 +35,11 @@ impl SourceId {
 
     /// The file with this index in the run's file list.
     pub fn file(index: usize) -> SourceId {
-        SourceId(u32::try_from(index).unwrap_or(u32::MAX - 1).min(u32::MAX - 1))
+        SourceId(
+            u32::try_from(index)
+                .unwrap_or(u32::MAX - 1)
+                .min(u32::MAX - 1),
+        )
     }
 
     /// The run's file index, or `None` for a local node.
