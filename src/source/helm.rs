@@ -55,7 +55,8 @@ pub enum ValuesSource {
 /// One release of a chart: what `helm template` renders.
 #[derive(Clone, Debug)]
 pub struct Release {
-    /// The chart's folder (as given in `releases`' `charts` when it is one of them).
+    /// The chart's folder: `repo_root` joined with the chart's path, lexically normalized (so
+    /// `helm` finds it from any working directory).
     pub chart: PathBuf,
     pub name: String,
     pub namespace: String,
@@ -94,23 +95,21 @@ fn under(root: &Path, path: &Path) -> PathBuf {
 /// Identifies declared charts with the caller's chart list.
 struct ChartIndex<'a> {
     repo_root: &'a Path,
-    known: Vec<(PathBuf, &'a PathBuf)>,
+    /// `charts`, resolved against the repository root.
+    known: Vec<PathBuf>,
 }
 
 impl<'a> ChartIndex<'a> {
     fn new(charts: &'a [PathBuf], repo_root: &'a Path) -> Self {
-        let known = charts.iter().map(|c| (under(repo_root, c), c)).collect();
+        let known = charts.iter().map(|c| under(repo_root, c)).collect();
         ChartIndex { repo_root, known }
     }
 
-    /// The chart at `path` (relative to the repository root): the caller's spelling when it is
-    /// in the list, else the resolved folder if it is a chart.
+    /// The chart at `path` (relative to the repository root), resolved against the repository
+    /// root, if that folder is one of `charts` or holds a chart.
     fn resolve(&self, path: &str) -> Option<PathBuf> {
         let full = under(self.repo_root, Path::new(path.trim_start_matches('/')));
-        if let Some((_, given)) = self.known.iter().find(|(k, _)| *k == full) {
-            return Some((*given).clone());
-        }
-        is_chart(&full).then_some(full)
+        (self.known.iter().any(|k| *k == full) || is_chart(&full)).then_some(full)
     }
 
     fn key(&self, chart: &Path) -> PathBuf {
@@ -323,9 +322,9 @@ pub fn releases(
             declared_in: None,
         });
     }
-    let declared: HashSet<PathBuf> = out.iter().map(|r| index.key(&r.chart)).collect();
-    for chart in charts {
-        if !declared.contains(&index.key(chart)) {
+    let mut declared: HashSet<PathBuf> = out.iter().map(|r| index.key(&r.chart)).collect();
+    for chart in &index.known {
+        if declared.insert(chart.clone()) {
             out.push(Release {
                 chart: chart.clone(),
                 name: dir_name(chart),
@@ -837,25 +836,17 @@ fn inline_string_layer(file: &Path, node: &Node, text: &str) -> (Option<Node>, b
     let manifest = std::fs::read_to_string(file).ok();
     let ok = literal
         && manifest.as_deref().is_some_and(|m| {
+            // The scalar's span starts at its content (past the first line's indentation);
+            // every later content line is the manifest line minus that indentation.
             let Some(block) = m.get(node.span.start..node.span.end) else {
                 return false;
             };
-            // Content starts on the line after the `|` header.
-            let Some(header_end) = block.find('\n') else {
-                return false;
-            };
-            let body_start = node.span.start + header_end + 1;
-            let body = &m[body_start..node.span.end.max(body_start)];
-            let indent = body
-                .lines()
-                .find(|l| !l.trim().is_empty())
-                .map_or(0, |l| l.len() - l.trim_start().len());
-            // Manifest offset of the start of each content line.
-            let mut line_starts = Vec::new();
-            let mut at = body_start;
-            for line in body.split_inclusive('\n') {
-                line_starts.push(at + indent.min(line.len() - line.trim_start().len()));
+            let indent = node.span.start - m[..node.span.start].rfind('\n').map_or(0, |i| i + 1);
+            let mut line_starts = vec![node.span.start];
+            let mut at = node.span.start;
+            for line in block.split_inclusive('\n') {
                 at += line.len();
+                line_starts.push(at + indent);
             }
             let mut content_starts = vec![0];
             for (i, b) in text.bytes().enumerate() {
@@ -1085,6 +1076,8 @@ struct ProbeContext<'a> {
     path: &'a [Segment],
     merged: &'a Json,
     rendered_value: &'a str,
+    /// (document, path) that differ between two renders without changes.
+    noise: &'a [(usize, Vec<Segment>)],
 }
 
 fn probe(cx: &ProbeContext, candidate: &Candidate) -> Result<Probe, HelmError> {
@@ -1096,6 +1089,7 @@ fn probe(cx: &ProbeContext, candidate: &Candidate) -> Result<Probe, HelmError> {
         path,
         merged,
         rendered_value,
+        noise,
     } = *cx;
     let sentinel = sentinel_for(candidate.node, rendered_value);
     let Some(sentinel_text) = json_text(&sentinel) else {
@@ -1122,7 +1116,9 @@ fn probe(cx: &ProbeContext, candidate: &Candidate) -> Result<Probe, HelmError> {
     for (i, (a, b)) in base.iter().zip(&docs).enumerate() {
         let mut changed = Vec::new();
         diff(a, b, &mut Vec::new(), &mut changed);
-        changed.retain(|p| !is_checksum_annotation(p));
+        changed.retain(|p| {
+            !is_checksum_annotation(p) && !noise.iter().any(|(d, n)| *d == i && n == p)
+        });
         if i != document {
             if !changed.is_empty() {
                 return Ok(Probe::Rejected);
@@ -1162,7 +1158,10 @@ fn probe(cx: &ProbeContext, candidate: &Candidate) -> Result<Probe, HelmError> {
 /// origin; none, or more than one (e.g. `max .Values.a .Values.b` with `a = b`), is `Ok(None)`,
 /// as is a winner whose bytes cannot be located (a non-literal Argo CD `helm.values` string).
 ///
-/// Cost: one `helm template` per candidate (at most [`MAX_CANDIDATES`]; more → `Ok(None)`),
+/// A control render without changes comes first: fields that differ between two identical
+/// renders (`now`, `uuidv4`, `randAlphaNum`) are ignored in the probes.
+///
+/// Cost: one control render plus one `helm template` per candidate (at most [`MAX_CANDIDATES`]; more → `Ok(None)`),
 /// run [`PARALLEL_PROBES`] at a time. Typical: ollama's GPU count `1` has ~4 candidates, vllm-stack's ~10.
 pub fn values_origin(
     engine: &HelmEngine,
@@ -1218,6 +1217,27 @@ pub fn values_origin(
         .iter()
         .map(|d| typed(&d.root))
         .collect();
+    // A control render without changes: fields that differ anyway (`now`, `uuidv4`, `rand*`)
+    // are noise, not effects of a candidate.
+    let control = engine.template(release, None)?;
+    let mut noise = Vec::new();
+    let control_docs: Vec<Json> = control
+        .stream
+        .documents
+        .iter()
+        .map(|d| typed(&d.root))
+        .collect();
+    if control_docs.len() != base.len() {
+        return Ok(None);
+    }
+    for (i, (a, b)) in base.iter().zip(&control_docs).enumerate() {
+        let mut changed = Vec::new();
+        diff(a, b, &mut Vec::new(), &mut changed);
+        if i == document && changed.iter().any(|p| p.as_slice() == path) {
+            return Ok(None); // the field itself is not reproducible
+        }
+        noise.extend(changed.into_iter().map(|p| (i, p)));
+    }
     let cx = ProbeContext {
         engine,
         release,
@@ -1226,6 +1246,7 @@ pub fn values_origin(
         path,
         merged: &merged,
         rendered_value,
+        noise: &noise,
     };
     let mut results: Vec<Result<Probe, HelmError>> = Vec::with_capacity(candidates.len());
     for chunk in candidates.chunks(PARALLEL_PROBES) {
