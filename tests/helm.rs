@@ -92,46 +92,125 @@ fn release(chart: PathBuf, name: &str, namespace: &str, values: Vec<ValuesSource
     }
 }
 
-/// HELM.md's table: output, chart dir, release, namespace, upstream values files, inline override.
-fn corpus_table() -> Vec<(
-    &'static str,
-    &'static str,
-    &'static str,
-    &'static str,
-    Vec<&'static str>,
-    Option<Json>,
-)> {
-    let vllm = "helm/vllm-project__production-stack/vllm-stack";
+/// One row of HELM.md's table.
+struct Row {
+    out: &'static str,
+    chart: &'static str,
+    release: &'static str,
+    namespace: &'static str,
+    /// Upstream values files, relative to the corpus.
+    files: Vec<String>,
+    over: Option<Json>,
+}
+
+fn row(
+    out: &'static str,
+    chart: &'static str,
+    release: &'static str,
+    namespace: &'static str,
+    files: &[&str],
+    over: Option<Json>,
+) -> Row {
     let tut = "helm/vllm-project__production-stack/_values/tutorials/assets/";
+    Row {
+        out,
+        chart,
+        release,
+        namespace,
+        files: files.iter().map(|f| format!("{tut}{f}")).collect(),
+        over,
+    }
+}
+
+fn corpus_table() -> Vec<Row> {
+    let ollama = "helm/otwld__ollama-helm/ollama";
+    let vllm = "helm/vllm-project__production-stack/vllm-stack";
+    let nvdp = "helm/NVIDIA__k8s-device-plugin/nvidia-device-plugin";
+    let gpu = |t: &str| json!({"ollama": {"gpu": {"enabled": true, "type": t, "number": 1}}});
+    let worker = json!({"cpu": "4", "memory": "16G", "nvidia.com/gpu": 1});
     vec![
-        ("ollama.yaml", "helm/otwld__ollama-helm/ollama", "ollama", "default", vec![],
-         Some(json!({"ollama": {"gpu": {"enabled": true, "type": "nvidia", "number": 1}}}))),
-        ("ollama--amd.yaml", "helm/otwld__ollama-helm/ollama", "ollama", "default", vec![],
-         Some(json!({"ollama": {"gpu": {"enabled": true, "type": "amd", "number": 1}}}))),
-        ("ollama--mig.yaml", "helm/otwld__ollama-helm/ollama", "ollama", "default", vec![],
-         Some(json!({"ollama": {"gpu": {"enabled": true, "type": "nvidia", "mig": {"enabled": true, "devices": {"1g.10gb": 1}}}}}))),
-        ("vllm-stack.yaml", vllm, "vllm", "default", vec!["values-01-minimal-example.yaml"], None),
-        ("vllm-stack--amd.yaml", vllm, "vllm", "default", vec!["values-01-minimal-amd-example.yaml"], None),
-        ("vllm-stack--raycluster.yaml", vllm, "vllm", "default",
-         vec!["values-15-a-minimal-pipeline-parallel-example-raycluster.yaml"], None),
-        ("ray-cluster.yaml", "helm/ray-project__kuberay/ray-cluster", "raycluster", "default", vec![],
-         Some(json!({"worker": {"resources": {"limits": {"cpu": "4", "memory": "16G", "nvidia.com/gpu": 1}, "requests": {"cpu": "4", "memory": "16G", "nvidia.com/gpu": 1}}}}))),
-        ("nvidia-device-plugin.yaml", "helm/NVIDIA__k8s-device-plugin/nvidia-device-plugin", "nvdp",
-         "nvidia-device-plugin", vec![], None),
-        ("nvidia-device-plugin--gfd-mig-mixed.yaml", "helm/NVIDIA__k8s-device-plugin/nvidia-device-plugin",
-         "nvdp", "nvidia-device-plugin", vec![], Some(json!({"gfd": {"enabled": true}, "migStrategy": "mixed"}))),
-        ("a4_jobset_workload.yaml", "helm/AI-Hypercomputer__gpu-recipes/a4_jobset_workload", "llama3-8b",
-         "default", vec![], None),
+        row(
+            "ollama.yaml",
+            ollama,
+            "ollama",
+            "default",
+            &[],
+            Some(gpu("nvidia")),
+        ),
+        row(
+            "ollama--amd.yaml",
+            ollama,
+            "ollama",
+            "default",
+            &[],
+            Some(gpu("amd")),
+        ),
+        row(
+            "ollama--mig.yaml",
+            ollama,
+            "ollama",
+            "default",
+            &[],
+            Some(json!({"ollama": {"gpu": {"enabled": true, "type": "nvidia",
+                "mig": {"enabled": true, "devices": {"1g.10gb": 1}}}}})),
+        ),
+        row(
+            "vllm-stack.yaml",
+            vllm,
+            "vllm",
+            "default",
+            &["values-01-minimal-example.yaml"],
+            None,
+        ),
+        row(
+            "vllm-stack--amd.yaml",
+            vllm,
+            "vllm",
+            "default",
+            &["values-01-minimal-amd-example.yaml"],
+            None,
+        ),
+        row(
+            "vllm-stack--raycluster.yaml",
+            vllm,
+            "vllm",
+            "default",
+            &["values-15-a-minimal-pipeline-parallel-example-raycluster.yaml"],
+            None,
+        ),
+        row(
+            "ray-cluster.yaml",
+            "helm/ray-project__kuberay/ray-cluster",
+            "raycluster",
+            "default",
+            &[],
+            Some(json!({"worker": {"resources": {"limits": worker, "requests": worker}}})),
+        ),
+        row(
+            "nvidia-device-plugin.yaml",
+            nvdp,
+            "nvdp",
+            "nvidia-device-plugin",
+            &[],
+            None,
+        ),
+        row(
+            "nvidia-device-plugin--gfd-mig-mixed.yaml",
+            nvdp,
+            "nvdp",
+            "nvidia-device-plugin",
+            &[],
+            Some(json!({"gfd": {"enabled": true}, "migStrategy": "mixed"})),
+        ),
+        row(
+            "a4_jobset_workload.yaml",
+            "helm/AI-Hypercomputer__gpu-recipes/a4_jobset_workload",
+            "llama3-8b",
+            "default",
+            &[],
+            None,
+        ),
     ]
-    .into_iter()
-    .map(|(out, chart, rel, ns, files, over)| {
-        let files = files
-            .into_iter()
-            .map(|f| if f.starts_with("values-") { Box::leak(format!("{tut}{f}").into_boxed_str()) as &str } else { f })
-            .collect();
-        (out, chart, rel, ns, files, over)
-    })
-    .collect()
 }
 
 /// The `# Source:` template of each document, read off the text line by line.
@@ -148,17 +227,19 @@ fn every_corpus_render_is_reproduced() {
     let version = engine.version().expect("helm version");
     assert!(version.starts_with('v'), "{version}");
     let tmp = tempfile::tempdir().unwrap();
-    for (i, (out, chart, name, namespace, files, over)) in corpus_table().into_iter().enumerate() {
-        let mut values: Vec<ValuesSource> = files
+    for (i, row) in corpus_table().into_iter().enumerate() {
+        let out = row.out;
+        let mut values: Vec<ValuesSource> = row
+            .files
             .iter()
             .map(|f| ValuesSource::File(corpus().join(f)))
             .collect();
-        if let Some(over) = over {
+        if let Some(over) = &row.over {
             let file = tmp.path().join(format!("override-{i}.yaml"));
             fs::write(&file, over.to_string()).unwrap();
             values.push(ValuesSource::File(file));
         }
-        let r = release(corpus().join(chart), name, namespace, values);
+        let r = release(corpus().join(row.chart), row.release, row.namespace, values);
         let start = Instant::now();
         let rendered = engine
             .template(&r, None)

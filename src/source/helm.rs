@@ -109,7 +109,7 @@ impl<'a> ChartIndex<'a> {
     /// root, if that folder is one of `charts` or holds a chart.
     fn resolve(&self, path: &str) -> Option<PathBuf> {
         let full = under(self.repo_root, Path::new(path.trim_start_matches('/')));
-        (self.known.iter().any(|k| *k == full) || is_chart(&full)).then_some(full)
+        (self.known.contains(&full) || is_chart(&full)).then_some(full)
     }
 
     fn key(&self, chart: &Path) -> PathBuf {
