@@ -756,3 +756,96 @@ fn no_unique_origin_and_precedence() {
     assert_eq!(slice(&app, &o), "8Gi");
     assert_eq!(stream.line_col(o.node.span.start), (10, 14));
 }
+
+/// Renders per call, counted by a wrapper around the real engine.
+#[test]
+fn values_origin_render_count_is_bounded() {
+    let Some(real) = engine() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let count = tmp.path().join("count");
+    let wrapper = write(
+        tmp.path(),
+        "helm",
+        &format!(
+            "#!/bin/sh\necho x >> '{}'\nexec '{}' \"$@\"\n",
+            count.display(),
+            real.binary.display()
+        ),
+    );
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(&wrapper, fs::Permissions::from_mode(0o755)).unwrap();
+    let engine = HelmEngine::new(wrapper);
+    let renders = || fs::read_to_string(&count).map_or(0, |t| t.lines().count());
+    let over = write(
+        tmp.path(),
+        "ollama.yaml",
+        "ollama: {gpu: {enabled: true, type: nvidia, number: 1}}\n",
+    );
+    let gpu = path(&[
+        "spec",
+        "template",
+        "spec",
+        "containers",
+        "0",
+        "resources",
+        "limits",
+        "nvidia.com/gpu",
+    ]);
+    let cases = [
+        (
+            release(
+                corpus().join("helm/otwld__ollama-helm/ollama"),
+                "ollama",
+                "default",
+                vec![ValuesSource::File(over)],
+            ),
+            "Deployment",
+            "ollama",
+            gpu.clone(),
+        ),
+        (
+            release(
+                corpus().join("helm/vllm-project__production-stack/vllm-stack"),
+                "vllm",
+                "default",
+                vec![ValuesSource::File(corpus().join(
+                    "helm/vllm-project__production-stack/_values/tutorials/assets/values-01-minimal-example.yaml",
+                ))],
+            ),
+            "Deployment",
+            "deployment-vllm",
+            gpu.clone(),
+        ),
+        (
+            // Renders the time and a UUID: the control render keeps them from hiding the origin.
+            release(
+                corpus().join("helm/AI-Hypercomputer__gpu-recipes/a4_jobset_workload"),
+                "llama3-8b",
+                "default",
+                vec![],
+            ),
+            "JobSet",
+            "llama3-8b",
+            path(&[
+                "spec", "replicatedJobs", "0", "template", "spec", "template", "spec",
+                "containers", "0", "resources", "limits", "nvidia.com/gpu",
+            ]),
+        ),
+    ];
+    for (r, kind, name, field) in &cases {
+        let rendered = engine.template(r, None).unwrap();
+        let doc = find_doc(&rendered, kind, name);
+        let before = renders();
+        let o = origin(&engine, r, &rendered, doc, field);
+        let used = renders() - before;
+        eprintln!("values_origin {}: {used} renders", r.name);
+        assert!(used <= 1 + helm::MAX_CANDIDATES, "{used}");
+        assert!(used <= 12, "{}: {used} renders", r.name);
+        if r.name == "llama3-8b" {
+            // workload.gpus also writes WORLD_SIZE and GPUS_PER_NODE: not a single field.
+            assert!(o.is_none(), "{o:?}");
+        } else {
+            assert!(o.is_some(), "{}", r.name);
+        }
+    }
+}

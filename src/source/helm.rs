@@ -797,14 +797,26 @@ fn read_yaml(path: &Path) -> Result<Option<Node>, std::io::Error> {
         .map(|d| d.root))
 }
 
-/// Shifts the spans of a tree parsed from a literal block scalar's content to the manifest.
-fn remap_literal(node: &mut Node, map: &dyn Fn(usize) -> Option<usize>) -> bool {
+/// Shifts the spans of a tree parsed from a literal block scalar's content (`content`) to the
+/// manifest (`manifest`); false unless every scalar's bytes are the same at both places.
+fn remap_literal(
+    node: &mut Node,
+    map: &dyn Fn(usize) -> Option<usize>,
+    content: &str,
+    manifest: &str,
+) -> bool {
     let Some(start) = map(node.span.start) else {
         return false;
     };
     let Some(end) = map(node.span.end) else {
         return false;
     };
+    if matches!(node.value, Value::Scalar(_))
+        && (manifest.get(start..end).is_none()
+            || manifest.get(start..end) != content.get(node.span.start..node.span.end))
+    {
+        return false;
+    }
     node.span = Span {
         start,
         end,
@@ -812,10 +824,13 @@ fn remap_literal(node: &mut Node, map: &dyn Fn(usize) -> Option<usize>) -> bool 
     };
     match &mut node.value {
         Value::Scalar(_) => true,
-        Value::Seq(items) => items.iter_mut().all(|n| remap_literal(n, map)),
-        Value::Map(entries) => entries
+        Value::Seq(items) => items
             .iter_mut()
-            .all(|e| remap_literal(&mut e.key, map) && remap_literal(&mut e.value, map)),
+            .all(|n| remap_literal(n, map, content, manifest)),
+        Value::Map(entries) => entries.iter_mut().all(|e| {
+            remap_literal(&mut e.key, map, content, manifest)
+                && remap_literal(&mut e.value, map, content, manifest)
+        }),
     }
 }
 
@@ -860,7 +875,7 @@ fn inline_string_layer(file: &Path, node: &Node, text: &str) -> (Option<Node>, b
                     .checked_sub(1)?;
                 Some(line_starts.get(line)? + (off - content_starts[line]))
             };
-            remap_literal(&mut root, &map)
+            remap_literal(&mut root, &map, text, m)
         });
     (Some(root), ok)
 }
@@ -1285,4 +1300,172 @@ pub fn values_origin(
         node: winner.node.clone(),
         also_sets,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys(parts: &[&str]) -> Vec<Segment> {
+        parts
+            .iter()
+            .map(|p| match p.parse::<usize>() {
+                Ok(i) => Segment::Index(i),
+                Err(_) => Segment::Key(p.to_string()),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn source_templates_maps_documents_to_the_comment_above() {
+        let text = "---\n# Source: c/templates/a.yaml\n---\nkind: A\n---\n# Source: c/templates/b.yaml\nkind: B1\n---\nkind: B2\n---\n# Source: c/templates/empty.yaml\n---\n# Source: c/templates/c.yaml\n# a comment of the template\nkind: C\n";
+        let s = Stream::parse(text);
+        assert_eq!(
+            source_templates(&s),
+            [
+                Some("c/templates/a.yaml".to_string()),
+                Some("c/templates/b.yaml".to_string()),
+                Some("c/templates/b.yaml".to_string()),
+                Some("c/templates/c.yaml".to_string()),
+            ]
+        );
+        let plain = Stream::parse("kind: A\n---\nkind: B\n");
+        assert_eq!(source_templates(&plain), [None, None]);
+        assert!(source_templates(&Stream::parse("")).is_empty());
+    }
+
+    #[test]
+    fn template_location_finds_the_key_line() {
+        let dir = std::env::temp_dir().join(format!("gpulint-helm-unit-{}", std::process::id()));
+        let templates = dir.join("templates");
+        std::fs::create_dir_all(&templates).unwrap();
+        let text = "spec:\n  containers:\n  - name: x\n    # resources below\n    resources:\n      {{- toYaml .Values.resources | nindent 6 }}\n";
+        std::fs::write(templates.join("d.yaml"), text).unwrap();
+        let (file, at) = template_location(&dir, "mychart/templates/d.yaml", "resources").unwrap();
+        assert_eq!(file, templates.join("d.yaml"));
+        assert!(text[at..].starts_with("resources:"));
+        let (_, at) = template_location(&dir, "mychart/templates/d.yaml", "name").unwrap();
+        assert!(text[at..].starts_with("name: x"));
+        assert_eq!(
+            template_location(&dir, "mychart/templates/d.yaml", "limits"),
+            None
+        );
+        assert_eq!(
+            template_location(&dir, "mychart/templates/none.yaml", "spec"),
+            None
+        );
+        assert_eq!(
+            template_location(&dir, "mychart/../etc/passwd", "root"),
+            None
+        );
+        assert_eq!(template_location(&dir, "no-slash", "spec"), None);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn overrides_keep_lists_whole_and_maps_sparse() {
+        let merged = serde_json::json!({
+            "a": {"b": 1, "c": 2},
+            "spec": {"list": [{"gpu": 1, "mem": "16Gi"}, {"gpu": 2}]}
+        });
+        assert_eq!(
+            override_at(&merged, &keys(&["a", "b"]), Json::from(7919)),
+            Some(serde_json::json!({"a": {"b": 7919}}))
+        );
+        assert_eq!(
+            override_at(
+                &merged,
+                &keys(&["spec", "list", "0", "gpu"]),
+                Json::from(7919)
+            ),
+            Some(serde_json::json!({"spec": {"list": [{"gpu": 7919, "mem": "16Gi"}, {"gpu": 2}]}}))
+        );
+        assert_eq!(
+            override_at(&merged, &keys(&["spec", "list", "5", "gpu"]), Json::from(1)),
+            None
+        );
+    }
+
+    #[test]
+    fn sentinels_keep_the_leaf_shape() {
+        let s = Stream::parse("i: 1\nq: 16Gi\nm: 400m\nn: 7919\n");
+        let root = &s.documents[0].root;
+        let get = |k: &str| root.get(k).unwrap();
+        assert_eq!(sentinel_for(get("i"), "1"), Json::from(7919));
+        assert_eq!(
+            sentinel_for(get("q"), "16Gi"),
+            Json::String("7919Gi".into())
+        );
+        assert_eq!(sentinel_for(get("m"), "400m"), Json::String("7919m".into()));
+        assert_eq!(sentinel_for(get("n"), "7919"), Json::from(7927));
+    }
+
+    #[test]
+    fn twins_are_the_other_of_requests_and_limits() {
+        let f = keys(&[
+            "spec",
+            "containers",
+            "0",
+            "resources",
+            "limits",
+            "nvidia.com/gpu",
+        ]);
+        let t = keys(&[
+            "spec",
+            "containers",
+            "0",
+            "resources",
+            "requests",
+            "nvidia.com/gpu",
+        ]);
+        let other = keys(&[
+            "spec",
+            "containers",
+            "1",
+            "resources",
+            "requests",
+            "nvidia.com/gpu",
+        ]);
+        let env = keys(&["spec", "containers", "0", "env", "0", "value"]);
+        assert!(is_resource_twin(&f, &t));
+        assert!(!is_resource_twin(&f, &f));
+        assert!(!is_resource_twin(&f, &other));
+        assert!(!is_resource_twin(&f, &env));
+        assert!(is_checksum_annotation(&keys(&[
+            "spec",
+            "template",
+            "metadata",
+            "annotations",
+            "checksum/config"
+        ])));
+    }
+
+    #[test]
+    fn values_merge_like_helm() {
+        let mut base = serde_json::json!({"a": {"b": 1, "c": [1, 2]}, "d": 1});
+        merge(
+            &mut base,
+            &serde_json::json!({"a": {"c": [3], "e": null}, "d": {"x": 1}}),
+        );
+        assert_eq!(
+            base,
+            serde_json::json!({"a": {"b": 1, "c": [3], "e": null}, "d": {"x": 1}})
+        );
+        let s = Stream::parse("a: 1\nb: \"1\"\nc: true\nd: 1.5\ne: ~\n");
+        assert_eq!(
+            typed(&s.documents[0].root),
+            serde_json::json!({"a": 1, "b": "1", "c": true, "d": 1.5, "e": null})
+        );
+        assert!(same_quantity("1", "1.0") && same_quantity("1Gi", "1024Mi"));
+        assert!(!same_quantity("1", "2") && same_quantity("x", "x"));
+    }
+
+    #[test]
+    fn releases_resolve_paths_lexically() {
+        assert_eq!(normalize(Path::new("a/./b/../c/")), PathBuf::from("a/c"));
+        assert_eq!(
+            under(Path::new("/r"), Path::new("./charts/x")),
+            PathBuf::from("/r/charts/x")
+        );
+    }
 }
