@@ -849,3 +849,59 @@ fn values_origin_render_count_is_bounded() {
         }
     }
 }
+
+/// The adapter merges values files like the Helm CLI: maps merge, lists and scalars replace, a
+/// `null` deletes the chart's default; the override comes last.
+#[test]
+fn values_files_merge_like_helm() {
+    let Some(engine) = engine() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let c = chart(
+        root,
+        "charts/m",
+        "a: {p: 1, q: 2}\nlist: [1, 2]\ngone: here\n",
+        &[(
+            "cm.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\n  namespace: {{ .Release.Namespace }}\ndata:\n  values: {{ toJson .Values | quote }}\n",
+        )],
+    );
+    let f1 = write(root, "v1.yaml", "a: {q: 3, r: 4}\nlist: [9]\n");
+    let f2 = write(root, "v2.yaml", "gone: null\na: {r: 5}\n");
+    let r = release(
+        c,
+        "rel",
+        "ns1",
+        vec![ValuesSource::File(f1), ValuesSource::File(f2)],
+    );
+    let rendered = engine.template(&r, Some(&json!({"a": {"p": 0}}))).unwrap();
+    assert_eq!(
+        rendered.templates,
+        [Some("m/templates/cm.yaml".to_string())]
+    );
+    let cm = &rendered.stream.documents[0].root;
+    assert_eq!(
+        cm.get_path(&["metadata", "name"]).and_then(|n| n.text()),
+        Some("rel")
+    );
+    assert_eq!(
+        cm.get_path(&["metadata", "namespace"])
+            .and_then(|n| n.text()),
+        Some("ns1")
+    );
+    let values: Json = serde_json::from_str(
+        cm.get_path(&["data", "values"])
+            .and_then(|n| n.text())
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(values, json!({"a": {"p": 0, "q": 3, "r": 5}, "list": [9]}));
+    // A broken values file is Helm's error, with exit status and stderr.
+    let bad = write(root, "bad.yaml", "a: [\n");
+    let r = release(r.chart.clone(), "rel", "ns1", vec![ValuesSource::File(bad)]);
+    let e = engine.template(&r, None).unwrap_err();
+    assert!(
+        matches!(&e, HelmError::Failed { stderr, .. } if stderr.contains("bad.yaml")),
+        "{e}"
+    );
+}
