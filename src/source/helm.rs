@@ -34,7 +34,7 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 pub const MAX_CANDIDATES: usize = 64;
 
 /// Probe renders run at the same time.
-const PARALLEL_PROBES: usize = 2;
+pub const PARALLEL_PROBES: usize = 2;
 
 /// True when `dir` is a Helm chart (holds a `Chart.yaml`).
 pub fn is_chart(dir: &Path) -> bool {
