@@ -6,6 +6,7 @@
 #   $GPULINT_CACHE/npm    Microsoft SARIF Multitool (npm @microsoft/sarif-multitool-linux)
 #   $GPULINT_CACHE/venv   only if the machine's python3 lacks `jsonschema`
 #   $GPULINT_CACHE/venv-pre-commit  pre-commit (PyPI), see gpulint_ensure_pre_commit
+#   $GPULINT_CACHE/venv-helm, $GPULINT_CACHE/bin/helm  helm-python-sdk (PyPI), see gpulint_ensure_helm_sdk
 #
 # After gpulint_ensure_sarif_tools these are exported:
 #   GPULINT_SARIF_MULTITOOL          absolute path of the Sarif.Multitool executable
@@ -357,4 +358,58 @@ gpulint_ensure_pre_commit() {
     fi
     GPULINT_PRE_COMMIT="$GPULINT_CACHE/venv-pre-commit/bin/pre-commit"
     export GPULINT_PRE_COMMIT
+}
+
+# ---------------------------------------------------------------------------------------
+# A Helm engine for tests/helm.rs. There is no `helm` binary on the test machines; the PyPI
+# wheel helm-python-sdk (pinned) bundles the Helm v4 Go SDK (libhelm_c.so). It lives in its
+# own venv, $GPULINT_CACHE/venv-helm (with pyyaml for values files), (re)installed when
+# missing, broken or of another version. scripts/helm-sdk is an adapter that behaves like
+# `helm version --short` and `helm template RELEASE CHART [--namespace NS] [-f FILE]...`;
+# $GPULINT_CACHE/bin/helm is an executable wrapper that runs it with the venv's python.
+# Exported afterwards:
+#   GPULINT_HELM  absolute path of that wrapper (use it as gpulint's helm binary)
+GPULINT_HELM_SDK_VERSION="0.2.2"
+GPULINT_PYYAML_VERSION="6.0.3"
+
+_gpulint_helm_sdk_ok() {
+    local py="$GPULINT_CACHE/venv-helm/bin/python" out
+    [[ -x "$py" ]] || return 1
+    # helm_c_version() is the wheel's version ("0.2.2"); loading it also loads libhelm_c.so.
+    out="$("$py" -c 'import yaml, helm_python as h; print(h.helm_c_version())' 2>&1 </dev/null)" || return 1
+    [[ "$out" == "${GPULINT_HELM_SDK_VERSION}" ]]
+}
+
+_gpulint_install_helm_sdk() {
+    _gpulint_helm_sdk_ok && return 0
+    local venv="$GPULINT_CACHE/venv-helm" start=$SECONDS
+    command -v python3 >/dev/null 2>&1 || { gpulint_err "python3 not found on PATH"; return 1; }
+    gpulint_log "installing helm-python-sdk==${GPULINT_HELM_SDK_VERSION} and pyyaml into $venv"
+    rm -rf "$venv"
+    python3 -m venv "$venv" || return 1
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input \
+        "helm-python-sdk==${GPULINT_HELM_SDK_VERSION}" "pyyaml==${GPULINT_PYYAML_VERSION}" </dev/null || return 1
+    if ! _gpulint_helm_sdk_ok; then
+        gpulint_err "installed helm-python-sdk does not load: $venv"
+        "$venv/bin/python" -c 'import helm_python' </dev/null || true
+        return 1
+    fi
+    gpulint_log "helm-python-sdk installed in $((SECONDS - start))s"
+}
+
+gpulint_ensure_helm_sdk() {
+    gpulint_cache_dir
+    if ! _gpulint_helm_sdk_ok; then
+        gpulint_with_lock venv-helm _gpulint_install_helm_sdk || return 1
+    fi
+    local wrapper="$GPULINT_CACHE/bin/helm" tmp
+    mkdir -p "$GPULINT_CACHE/bin"
+    tmp="$(mktemp "$GPULINT_CACHE/bin/.helm.XXXXXX")" || return 1
+    # exec: the wrapper's process is the adapter, so a timeout that kills it kills the render.
+    printf '#!/bin/sh\n# written by gpulint scripts/lib.sh (gpulint_ensure_helm_sdk)\nexec "%s" "%s" "$@"\n' \
+        "$GPULINT_CACHE/venv-helm/bin/python" "$GPULINT_ROOT/scripts/helm-sdk" >"$tmp"
+    chmod 0755 "$tmp"
+    mv -f "$tmp" "$wrapper"
+    GPULINT_HELM="$wrapper"
+    export GPULINT_HELM
 }

@@ -1,5 +1,6 @@
 //! `.gpulint.yaml`: rule severities and enablement, excludes, extra GPU resource names, extra
-//! workload kinds, the Kueue requirement and path-scoped ignores. Decoding is strict: an unknown
+//! workload kinds, the Kueue requirement, path-scoped ignores and Helm charts (`charts:`,
+//! `helm:`). Decoding is strict: an unknown
 //! key or a wrong type is an error with its file, line and column.
 
 use std::collections::BTreeMap;
@@ -49,6 +50,32 @@ pub struct Config {
     pub default_namespace: Option<String>,
     /// Per-path namespaces (`namespaces: [{path, namespace}]`), first match wins.
     pub path_namespaces: Vec<(GlobSet, String)>,
+    /// Helm releases to render (`charts:`), besides those Argo CD and Flux manifests declare.
+    pub charts: Vec<ChartEntry>,
+    /// The `helm` binary (`helm:`); a relative path with a `/` is relative to the config's folder,
+    /// a bare name is looked up on `PATH`.
+    pub helm: Option<PathBuf>,
+}
+
+/// One `charts:` entry: a release of a chart in the repository.
+///
+/// ```yaml
+/// charts:
+/// - path: charts/llm          # the chart's folder
+///   release: llm-prod         # default: the folder's name
+///   namespace: serving        # default: `default`
+///   values: [envs/prod/llm.yaml]
+/// ```
+///
+/// Paths are kept as written: relative to the config's folder, which is the repository root
+/// (`source::helm::releases` resolves them against the repository root).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChartEntry {
+    pub path: PathBuf,
+    pub release: Option<String>,
+    pub namespace: Option<String>,
+    /// Values files, in precedence order (last wins), after the chart's own values.yaml.
+    pub values: Vec<PathBuf>,
 }
 
 /// `prometheus:` in the config. Paths are relative to the config's folder.
@@ -313,6 +340,33 @@ impl Config {
                     .push((glob_set(std::slice::from_ref(&pattern), at)?, namespace));
             }
         }
+        if let Some(list) = fields.seq("charts")? {
+            for item in list {
+                let mut f = Fields::new(item, "`charts` entry")?;
+                let path = f.string("path")?.ok_or_else(|| DecodeError {
+                    offset: item.span.start,
+                    message: "`charts` entry: missing required key `path`".into(),
+                })?;
+                let release = f.string("release")?;
+                let namespace = f.string("namespace")?;
+                let values = f.string_list("values")?;
+                f.finish()?;
+                config.charts.push(ChartEntry {
+                    path: PathBuf::from(path),
+                    release,
+                    namespace,
+                    values: values.into_iter().map(PathBuf::from).collect(),
+                });
+            }
+        }
+        if let Some(helm) = fields.string("helm")? {
+            let p = PathBuf::from(&helm);
+            let base = config.path.as_ref().and_then(|p| p.parent());
+            config.helm = Some(match base {
+                Some(dir) if p.is_relative() && helm.contains('/') => dir.join(p),
+                _ => p,
+            });
+        }
         if let Some(node) = fields.take("prometheus") {
             let base = config.path.as_ref().and_then(|p| p.parent());
             config.prometheus = Some(decode_prometheus(node, base)?);
@@ -567,6 +621,43 @@ mod tests {
             parse("").unwrap().namespace_for(Path::new("x.yaml")),
             "default"
         );
+    }
+
+    #[test]
+    fn helm_charts_and_binary() {
+        let c = parse("helm: tools/helm\ncharts:\n- path: charts/llm\n  release: llm-prod\n  namespace: serving\n  values: [envs/prod.yaml, envs/gpu.yaml]\n- path: charts/other\n").unwrap();
+        assert_eq!(c.helm.as_deref(), Some(Path::new("repo/tools/helm")));
+        assert_eq!(
+            c.charts[0],
+            ChartEntry {
+                path: PathBuf::from("charts/llm"),
+                release: Some("llm-prod".into()),
+                namespace: Some("serving".into()),
+                values: vec![
+                    PathBuf::from("envs/prod.yaml"),
+                    PathBuf::from("envs/gpu.yaml")
+                ],
+            }
+        );
+        assert_eq!(c.charts[1].release, None);
+        assert!(c.charts[1].values.is_empty());
+        assert_eq!(
+            parse("helm: helm\n").unwrap().helm.as_deref(),
+            Some(Path::new("helm"))
+        );
+        let e = parse("charts:\n- path: charts/x\n  relase: y\n").unwrap_err();
+        assert_eq!((e.line, e.column), (3, 3));
+        assert!(e.message.contains("unknown key `relase`"), "{}", e.message);
+        let e = parse("charts:\n- release: y\n").unwrap_err();
+        assert!(
+            e.message.contains("missing required key `path`"),
+            "{}",
+            e.message
+        );
+        let e = parse("charts: {path: x}\n").unwrap_err();
+        assert_eq!(e.line, 1);
+        let e = parse("helm: [a]\n").unwrap_err();
+        assert!(e.message.contains("expected a string"), "{}", e.message);
     }
 
     #[test]
