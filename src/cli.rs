@@ -47,6 +47,10 @@ pub struct CommonArgs {
     /// in or below its folder) or `none`. Nothing outside the repository is ever read.
     #[arg(long, value_enum, value_name = "R")]
     pub load_restrictor: Option<LoadRestrictorArg>,
+    /// The `helm` binary that renders charts (default: the config's `helm:`, else `helm` on
+    /// PATH).
+    #[arg(long, value_name = "PATH")]
+    pub helm: Option<PathBuf>,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

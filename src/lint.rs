@@ -14,10 +14,11 @@ use crate::k8s::gpu::GpuNames;
 use crate::k8s::workload::{objects, objects_in, Workload};
 use crate::metrics::recommend::Policy;
 use crate::metrics::usage::{ContainerKey, UsageSet};
-use crate::renders::{self, RenderSettings, RenderUnit};
+use crate::renders::{self, HelmUnit, RenderSettings, RenderUnit};
 use crate::rules::headroom::usage_key;
 use crate::rules::{self, Context, Finding, RepoFacts, Severity, Suppression, SuppressionKind};
 use crate::source::discover::{discover, Input};
+use crate::source::helm::HelmEngine;
 use crate::source::yaml::{Comment, Node, Stream};
 
 pub const IGNORE_ANNOTATION: &str = "gpulint.io/ignore";
@@ -77,8 +78,12 @@ pub struct Run {
     pub files: Vec<SourceFile>,
     /// Rendered Kustomize roots, linted as rendered.
     pub units: Vec<RenderUnit>,
+    /// Rendered Helm releases, linted as rendered.
+    pub releases: Vec<HelmUnit>,
     pub findings: Vec<Finding>,
     pub errors: Vec<InputError>,
+    /// Things worth saying once (e.g. charts skipped without a helm binary).
+    pub notes: Vec<String>,
 }
 
 impl Run {
@@ -101,6 +106,9 @@ pub struct Linter {
     pub usage: Option<UsageSet>,
     pub policy: Policy,
     pub render: RenderSettings,
+    /// The Helm engine charts are rendered with (`--helm`, `helm:` in the config, or `helm` on
+    /// PATH); without one, charts are skipped with a note.
+    pub helm: Option<HelmEngine>,
 }
 
 impl Linter {
@@ -117,6 +125,7 @@ impl Linter {
             usage: None,
             policy: config_policy,
             render: RenderSettings::default(),
+            helm: None,
         }
     }
 
@@ -152,8 +161,38 @@ impl Linter {
             &self.render,
             &mut errors,
         );
-        // Parse errors of every file read, the renders' own files included.
+        let mut notes = Vec::new();
+        let releases = match (&self.helm, found.charts.is_empty()) {
+            (_, true) => Vec::new(),
+            (Some(engine), false) => {
+                let root = self
+                    .render
+                    .boundary
+                    .clone()
+                    .unwrap_or_else(|| PathBuf::from("."));
+                renders::build_helm(
+                    &found.charts,
+                    &mut files,
+                    &self.config,
+                    &root,
+                    engine,
+                    &mut errors,
+                )
+            }
+            (None, false) => {
+                notes.push(format!(
+                    "{} Helm chart(s) not linted: no helm binary (install helm, or pass --helm PATH / `helm:` in .gpulint.yaml)",
+                    found.charts.len()
+                ));
+                Vec::new()
+            }
+        };
+        // Parse errors of the manifests; support files (templates, kustomization files) report
+        // through their renders.
         for (index, file) in files.iter().enumerate() {
+            if file.role == FileRole::Support {
+                continue;
+            }
             if let Some(e) = &file.stream.error {
                 let (line, column) = file.stream.line_col(e.offset);
                 errors.push(InputError {
@@ -168,7 +207,9 @@ impl Linter {
         Loaded {
             files,
             units,
+            releases,
             errors,
+            notes,
         }
     }
 
@@ -218,6 +259,9 @@ impl Linter {
         for unit in &loaded.units {
             keys.extend(self.unit_keys(unit));
         }
+        for release in &loaded.releases {
+            keys.extend(self.release_keys(release));
+        }
         keys.into_iter().collect()
     }
 
@@ -244,6 +288,18 @@ impl Linter {
             .collect()
     }
 
+    /// The metrics identities of a Helm release's workloads (in the release's namespace).
+    pub fn release_keys(&self, release: &HelmUnit) -> Vec<ContainerKey> {
+        let ns = release.release.namespace.as_str();
+        release
+            .rendered
+            .stream
+            .documents
+            .iter()
+            .flat_map(|d| self.keys_of(&d.root, ns))
+            .collect()
+    }
+
     fn keys_of(&self, root: &Node, ns: &str) -> Vec<ContainerKey> {
         let mut keys = Vec::new();
         for object in objects_in(root) {
@@ -258,9 +314,11 @@ impl Linter {
         let Loaded {
             files,
             units,
+            releases,
             errors,
+            notes,
         } = self.load(paths);
-        let facts = repo_facts(&files, &units);
+        let facts = repo_facts(&files, &units, &releases);
         let per_file: Vec<Vec<Finding>> = files
             .par_iter()
             .enumerate()
@@ -273,16 +331,111 @@ impl Linter {
             .enumerate()
             .map(|(index, unit)| self.lint_unit(&facts, &files, &texts, index, unit))
             .collect();
+        let per_release: Vec<Vec<Finding>> = releases
+            .par_iter()
+            .enumerate()
+            .map(|(index, release)| self.lint_release(&facts, &files, index, release))
+            .collect();
         Run {
             files,
             units,
+            releases,
             findings: per_file
                 .into_iter()
                 .flatten()
                 .chain(per_unit.into_iter().flatten())
+                .chain(per_release.into_iter().flatten())
                 .collect(),
             errors,
+            notes,
         }
+    }
+
+    /// Lints a rendered Helm release. A finding on a value that comes from the values lands on
+    /// that values leaf (the file a fix edits); otherwise in the template that writes the
+    /// container's `resources:`, else on the chart's `Chart.yaml`.
+    pub fn lint_release(
+        &self,
+        facts: &RepoFacts,
+        files: &[SourceFile],
+        index: usize,
+        unit: &HelmUnit,
+    ) -> Vec<Finding> {
+        let comments: Vec<HashMap<usize, IgnoreComment>> = files
+            .iter()
+            .map(|f| suppression_comments(&f.stream.comments))
+            .collect();
+        let ns = unit.release.namespace.as_str();
+        let mut findings = Vec::new();
+        for (document, doc) in unit.rendered.stream.documents.iter().enumerate() {
+            let cx = self.context(facts, &unit.rendered.text, document, ns);
+            let template = unit.rendered.templates.get(document).cloned().flatten();
+            for object in objects(doc) {
+                let Some(workload) = Workload::of(object, &self.catalog) else {
+                    continue;
+                };
+                for mut hit in rules::check_workload(&cx, &workload) {
+                    hit.message = format!("{} [{}]", hit.message, unit.name);
+                    let (file, span) =
+                        self.helm_location(unit, document, &hit, template.as_deref(), files);
+                    let Some(origin) = files.get(file) else {
+                        continue;
+                    };
+                    if let Some(mut f) =
+                        self.finding(hit, &workload, file, span, origin, comments.get(file), None)
+                    {
+                        f.release = Some(index);
+                        findings.push(f);
+                    }
+                }
+            }
+        }
+        findings.sort_by_key(|f| (f.file, f.span.start, f.rule.id));
+        findings
+    }
+
+    /// Where a finding on a rendered Helm object is shown (see `lint_release`).
+    fn helm_location(
+        &self,
+        unit: &HelmUnit,
+        document: usize,
+        hit: &rules::Hit,
+        template: Option<&str>,
+        files: &[SourceFile],
+    ) -> (usize, crate::source::yaml::Span) {
+        use crate::fix::edit::FieldChange;
+        use crate::source::yaml::Span;
+        let index_of = |path: &std::path::Path| {
+            let wanted = crate::source::kustomize::normalize(path);
+            files.iter().position(|f| match &f.input {
+                Input::File(p) => crate::source::kustomize::normalize(p) == wanted,
+                Input::Stdin => false,
+            })
+        };
+        // The fields the fix would change: the first with a values leaf behind it.
+        let fields = hit.fix.iter().flat_map(|fix| {
+            fix.changes.iter().filter_map(|c| match c {
+                FieldChange::Set { path, .. } => Some(path),
+                FieldChange::Rename { .. } => None,
+            })
+        });
+        if let Some(engine) = &self.helm {
+            for path in fields {
+                if let Some(origin) = unit.origin(engine, document, path) {
+                    if let Some(i) = index_of(&origin.file) {
+                        return (i, Span::new(origin.node.span.start, origin.node.span.end));
+                    }
+                }
+            }
+        }
+        if let Some((file, offset)) = template.and_then(|t| {
+            crate::source::helm::template_location(&unit.release.chart, t, "resources")
+        }) {
+            if let Some(i) = index_of(&file) {
+                return (i, Span::new(offset, offset + "resources".len()));
+            }
+        }
+        (unit.chart_file, Span::new(0, 0))
     }
 
     /// Lints the rendered objects of a unit; findings land in the files that wrote the fields.
@@ -419,6 +572,7 @@ impl Linter {
             recommended: hit.recommended,
             suppression,
             unit,
+            release: None,
         })
     }
 
@@ -461,18 +615,23 @@ fn load_input(input: Input) -> Result<SourceFile, InputError> {
 pub struct Loaded {
     pub files: Vec<SourceFile>,
     pub units: Vec<RenderUnit>,
+    pub releases: Vec<HelmUnit>,
     pub errors: Vec<InputError>,
+    pub notes: Vec<String>,
 }
 
 /// Kueue LocalQueues defined anywhere in the input: plain files as written, renders as rendered.
-pub fn repo_facts(files: &[SourceFile], units: &[RenderUnit]) -> RepoFacts {
+pub fn repo_facts(files: &[SourceFile], units: &[RenderUnit], releases: &[HelmUnit]) -> RepoFacts {
     let mut facts = RepoFacts::default();
     let plain = files
         .iter()
         .filter(|f| f.role == FileRole::Plain)
         .flat_map(|f| f.stream.documents.iter().map(|d| &d.root));
     let rendered = units.iter().flat_map(|u| u.objects.iter());
-    for root in plain.chain(rendered) {
+    let charts = releases
+        .iter()
+        .flat_map(|r| r.rendered.stream.documents.iter().map(|d| &d.root));
+    for root in plain.chain(rendered).chain(charts) {
         {
             for object in objects_in(root) {
                 let is_queue = object.id.kind == "LocalQueue"

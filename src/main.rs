@@ -111,6 +111,8 @@ fn linter_for(config: Config, selection: Selection, common: &CommonArgs) -> Lint
     let restrictor = common.load_restrictor;
     let mut linter = Linter::new(config, selection);
     linter.render = render_settings(&linter.config, restrictor, &common.paths);
+    let helm = common.helm.clone().or_else(|| linter.config.helm.clone());
+    linter.helm = gpulint::source::helm::HelmEngine::find(helm.as_deref());
     linter
 }
 
@@ -146,6 +148,7 @@ fn render(args: &RenderArgs) -> u8 {
         paths: vec![args.dir.clone()],
         config: args.config.clone(),
         load_restrictor: args.load_restrictor,
+        helm: None,
     };
     let config = match load_config(&common) {
         Ok(c) => c,
@@ -259,6 +262,9 @@ fn lint(args: &LintArgs) -> u8 {
         Ok(run) => run,
         Err(code) => return code,
     };
+    for note in &run.notes {
+        eprintln!("note: {note}");
+    }
     let mut show_findings = true;
     if args.fix {
         match fix(args, &linter, &run) {

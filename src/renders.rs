@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::lint::{FileRole, InputError, SourceFile};
 use crate::source::discover::Input;
+use crate::source::helm;
 use crate::source::kustomize::{self, normalize, LoadRestrictor, Options, Reorder, Sources};
 use crate::source::yaml::{Node, SourceId, Stream};
 
@@ -303,4 +304,131 @@ fn render_error(
         column,
         message: format!("kustomize: {}", e.message),
     }
+}
+
+/// One rendered Helm release: linted as rendered, reported where its values or templates are.
+pub struct HelmUnit {
+    /// For people: `release vllm of charts/vllm-stack`.
+    pub name: String,
+    pub release: helm::Release,
+    pub rendered: helm::RenderedRelease,
+    /// Run file index of the chart's `Chart.yaml`: where a finding goes that has no better place.
+    pub chart_file: usize,
+    /// Values origins already found, by `document:path` (each costs a few renders).
+    pub origins: Mutex<HashMap<String, Option<helm::ValuesOrigin>>>,
+}
+
+impl HelmUnit {
+    /// The values leaf that makes the field at `path` of document `document`, cached.
+    pub fn origin(
+        &self,
+        engine: &helm::HelmEngine,
+        document: usize,
+        path: &[crate::fix::edit::Segment],
+    ) -> Option<helm::ValuesOrigin> {
+        let key = format!("{document}:{path:?}");
+        if let Ok(cache) = self.origins.lock() {
+            if let Some(hit) = cache.get(&key) {
+                return hit.clone();
+            }
+        }
+        let found = helm::values_origin(engine, &self.release, &self.rendered, document, path)
+            .ok()
+            .flatten();
+        if let Ok(mut cache) = self.origins.lock() {
+            cache.insert(key, found.clone());
+        }
+        found
+    }
+}
+
+/// The run index of the file at `path`, reading it (as a support file) when the run does not
+/// have it yet.
+pub fn file_index(files: &mut Vec<SourceFile>, path: &Path) -> Option<usize> {
+    let wanted = normalize(path);
+    let found = files.iter().position(|f| match &f.input {
+        Input::File(p) => normalize(p) == wanted,
+        _ => false,
+    });
+    if found.is_some() {
+        return found;
+    }
+    let bytes = std::fs::read(&wanted).ok()?;
+    files.push(SourceFile {
+        name: display_path(&wanted),
+        input: Input::File(wanted),
+        stream: Arc::new(Stream::parse_bytes(&bytes)),
+        role: FileRole::Support,
+    });
+    Some(files.len() - 1)
+}
+
+/// Renders every release of `charts` (declared by Argo CD Applications, Flux HelmReleases or the
+/// config; an undeclared chart with its defaults) with `engine`. Files findings may point at
+/// (Chart.yaml, templates, values files) are added to `files`.
+pub fn build_helm(
+    charts: &[PathBuf],
+    files: &mut Vec<SourceFile>,
+    config: &crate::config::Config,
+    repo_root: &Path,
+    engine: &helm::HelmEngine,
+    errors: &mut Vec<InputError>,
+) -> Vec<HelmUnit> {
+    let manifests: Vec<(PathBuf, Arc<Stream>)> = files
+        .iter()
+        .filter(|f| f.role == FileRole::Plain)
+        .filter_map(|f| match &f.input {
+            Input::File(p) => Some((p.clone(), f.stream.clone())),
+            _ => None,
+        })
+        .collect();
+    let manifest_refs: Vec<(PathBuf, &Stream)> =
+        manifests.iter().map(|(p, s)| (p.clone(), &**s)).collect();
+    let releases = helm::releases(charts, &manifest_refs, &config.charts, repo_root);
+    let mut units = Vec::new();
+    for release in releases {
+        let name = format!(
+            "release {} of {}",
+            release.name,
+            display_path(&normalize(&release.chart))
+        );
+        let rendered = match engine.template(&release, None) {
+            Ok(r) => r,
+            Err(e) => {
+                errors.push(InputError {
+                    source: None,
+                    file: display_path(&release.chart.join("Chart.yaml")),
+                    line: 0,
+                    column: 0,
+                    message: format!("helm: {e}"),
+                });
+                continue;
+            }
+        };
+        let Some(chart_file) = file_index(files, &release.chart.join("Chart.yaml")) else {
+            continue;
+        };
+        // Templates and values files: findings are placed in them.
+        for template in rendered.templates.iter().flatten() {
+            if let Some((_, rest)) = template.split_once('/') {
+                file_index(files, &release.chart.join(rest));
+            }
+        }
+        file_index(files, &release.chart.join("values.yaml"));
+        for source in &release.values {
+            let path = match source {
+                helm::ValuesSource::File(p) => p,
+                helm::ValuesSource::Inline { file, .. } => file,
+            };
+            file_index(files, path);
+        }
+        units.push(HelmUnit {
+            name,
+            release,
+            rendered,
+            chart_file,
+            origins: Mutex::default(),
+        });
+    }
+    units
 }

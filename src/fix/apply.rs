@@ -74,13 +74,13 @@ fn fix_id(f: &Finding) -> (&'static str, String) {
 
 /// Computes the fixed text of every file with fixable findings.
 pub fn plan(linter: &Linter, run: &Run, unsafe_fixes: bool) -> FixPlan {
-    let facts = repo_facts(&run.files, &run.units);
+    let facts = repo_facts(&run.files, &run.units, &run.releases);
     let mut plan = FixPlan::default();
     for (index, file) in run.files.iter().enumerate() {
         let findings: Vec<&Finding> = run
             .findings
             .iter()
-            .filter(|f| f.file == index && f.unit.is_none())
+            .filter(|f| f.file == index && f.unit.is_none() && f.release.is_none())
             .collect();
         plan.unsafe_skipped += findings
             .iter()
@@ -119,6 +119,7 @@ pub fn plan(linter: &Linter, run: &Run, unsafe_fixes: bool) -> FixPlan {
         }
     }
     super::render::plan_units(run, &linter.render, unsafe_fixes, &mut plan);
+    super::helm::plan_releases(linter, run, unsafe_fixes, &mut plan);
     plan
 }
 

@@ -4,6 +4,7 @@
 pub mod apply;
 pub mod commit;
 pub mod edit;
+pub mod helm;
 pub mod patch;
 pub mod render;
 pub mod resources;

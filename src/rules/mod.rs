@@ -384,6 +384,8 @@ pub struct Finding {
     /// The render unit (index in the run's units) whose rendered object this finding is on;
     /// `None` for a plain file.
     pub unit: Option<usize>,
+    /// The Helm release (index in the run's releases) whose rendered object this is on.
+    pub release: Option<usize>,
 }
 
 /// Container helpers shared by the families.

@@ -41,6 +41,10 @@ pub struct Discovered {
     pub conditional: BTreeSet<PathBuf>,
     /// Files named on the command line (absolute, normalized).
     pub explicit: Vec<PathBuf>,
+    /// Helm charts (folders with a `Chart.yaml`, absolute, normalized). Their files are not
+    /// manifests (templates do not parse as YAML; values files are not objects): charts are
+    /// rendered with their releases instead.
+    pub charts: Vec<PathBuf>,
     pub errors: Vec<String>,
 }
 
@@ -82,6 +86,11 @@ pub fn discover(paths: &[PathBuf], config: &Config, repo_root: Option<&Path>) ->
             continue;
         }
         if path.is_file() {
+            // A chart's file (values, template, Chart.yaml): lint the chart's releases.
+            if let Some(chart) = enclosing_chart(path) {
+                found.charts.push(chart);
+                continue;
+            }
             if is_kustomization(path) {
                 if let Some(parent) = path.parent() {
                     let dir = if parent.as_os_str().is_empty() {
@@ -108,10 +117,25 @@ pub fn discover(paths: &[PathBuf], config: &Config, repo_root: Option<&Path>) ->
         }
         // Hidden folders are walked (manifests live in `.github/…` or `.deploy/` too); `.git`
         // is not.
+        // Chart folders are recorded and not descended into.
+        let charts = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let seen_charts = charts.clone();
         let walker = ignore::WalkBuilder::new(path)
             .require_git(false)
             .hidden(false)
-            .filter_entry(|e| e.file_name() != ".git")
+            .filter_entry(move |e| {
+                if e.file_name() == ".git" {
+                    return false;
+                }
+                let is_dir = e.file_type().is_some_and(|t| t.is_dir());
+                if is_dir && crate::source::helm::is_chart(e.path()) {
+                    if let Ok(mut c) = seen_charts.lock() {
+                        c.push(normalize(e.path()));
+                    }
+                    return false;
+                }
+                true
+            })
             .sort_by_file_name(|a, b| a.cmp(b))
             .build();
         for entry in walker {
@@ -139,6 +163,11 @@ pub fn discover(paths: &[PathBuf], config: &Config, repo_root: Option<&Path>) ->
                 Err(e) => found.errors.push(e.to_string()),
             }
         }
+        let walked: Vec<PathBuf> = match charts.lock() {
+            Ok(mut c) => std::mem::take(&mut *c),
+            Err(_) => Vec::new(),
+        };
+        found.charts.extend(walked);
     }
     // Files named one by one may belong to a kustomization anywhere in the repository (a base
     // file changed in a commit belongs to every overlay using it).
@@ -161,5 +190,16 @@ pub fn discover(paths: &[PathBuf], config: &Config, repo_root: Option<&Path>) ->
     found.inputs.retain(|i| seen.insert(i.clone()));
     let mut seen_roots = std::collections::HashSet::new();
     found.roots.retain(|r| seen_roots.insert(r.clone()));
+    let mut seen_charts = std::collections::HashSet::new();
+    found.charts.retain(|c| seen_charts.insert(c.clone()));
     found
+}
+
+/// The chart folder a file belongs to: the nearest folder above it with a `Chart.yaml`.
+fn enclosing_chart(file: &Path) -> Option<PathBuf> {
+    let file = normalize(file);
+    file.ancestors()
+        .skip(1)
+        .find(|dir| crate::source::helm::is_chart(dir))
+        .map(Path::to_path_buf)
 }

@@ -1,0 +1,335 @@
+//! Fixes on rendered Helm objects, written into the values that make them.
+//!
+//! Each field a fix changes is traced to its values leaf (`source::helm::values_origin`: the
+//! one leaf whose change, rendered again, changes exactly that field). The leaf is edited in its
+//! file (a values file, the chart's values.yaml, or the Application/HelmRelease that sets
+//! inline values), keeping its quoting. A field with no unique leaf leaves the whole fix as a
+//! suggestion. Before anything is written the release is rendered again with the edited values:
+//! the fixed objects must equal the original render plus exactly the intended changes.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+use serde_json::Value as Json;
+
+use super::apply::{allowed, AppliedFix, FileFix, FixPlan, RejectedFix};
+use super::edit::{apply, apply_change, plain, render_scalar, Edit, FieldChange};
+use crate::lint::{Linter, Run};
+use crate::renders::HelmUnit;
+use crate::rules::Finding;
+use crate::source::discover::Input;
+use crate::source::helm::{self, HelmEngine, Release, ValuesSource};
+use crate::source::kustomize::normalize;
+use crate::source::yaml::{ScalarStyle, Stream};
+
+/// Plans the fixes of every Helm release into `plan`.
+pub(super) fn plan_releases(linter: &Linter, run: &Run, unsafe_fixes: bool, plan: &mut FixPlan) {
+    let Some(engine) = &linter.helm else {
+        return;
+    };
+    for (index, unit) in run.releases.iter().enumerate() {
+        let fixable: Vec<&Finding> = run
+            .findings
+            .iter()
+            .filter(|f| f.release == Some(index) && allowed(f, unsafe_fixes))
+            .collect();
+        if !fixable.is_empty() {
+            plan_release(engine, run, unit, &fixable, plan);
+        }
+    }
+}
+
+/// An edit of a values leaf: the file, the byte range, the new text.
+struct LeafEdit {
+    file: PathBuf,
+    edit: Edit,
+}
+
+fn rejected(run: &Run, f: &Finding, reason: String) -> RejectedFix {
+    let file = run.files.get(f.file);
+    RejectedFix {
+        file: file.map(|x| x.name.clone()).unwrap_or_default(),
+        line: file.map_or(0, |x| x.stream.line_col(f.span.start).0),
+        rule: f.rule.id,
+        reason,
+    }
+}
+
+/// The values edits one finding's fix needs, or why there are none.
+fn leaf_edits(engine: &HelmEngine, unit: &HelmUnit, f: &Finding) -> Result<Vec<LeafEdit>, String> {
+    let fix = f.fix.as_ref().ok_or("no fix")?;
+    let mut edits = Vec::new();
+    for change in &fix.changes {
+        let FieldChange::Set { path, value } = change else {
+            return Err("a key rename cannot be made through values".into());
+        };
+        let origin = unit.origin(engine, fix.document, path).ok_or_else(|| {
+            format!(
+                "no values key alone makes {} (suggested: {}); set it in the chart's values by hand",
+                display(path),
+                fix.description
+            )
+        })?;
+        let style = origin
+            .node
+            .as_scalar()
+            .map_or(ScalarStyle::Plain, |s| s.style);
+        edits.push(LeafEdit {
+            file: origin.file.clone(),
+            edit: Edit {
+                start: origin.node.span.start,
+                end: origin.node.span.end,
+                content: render_scalar(value, style),
+            },
+        });
+    }
+    Ok(edits)
+}
+
+fn display(path: &[super::edit::Segment]) -> String {
+    path.iter()
+        .map(|s| match s {
+            super::edit::Segment::Key(k) => format!(".{k}"),
+            super::edit::Segment::Index(i) => format!("[{i}]"),
+        })
+        .collect()
+}
+
+fn plan_release(
+    engine: &HelmEngine,
+    run: &Run,
+    unit: &HelmUnit,
+    findings: &[&Finding],
+    plan: &mut FixPlan,
+) {
+    // Findings whose edits do not clash with those already taken (two rules asking for the
+    // same value are one edit).
+    let mut taken: Vec<(&Finding, Vec<LeafEdit>)> = Vec::new();
+    for f in findings {
+        match leaf_edits(engine, unit, f) {
+            Err(reason) => plan.rejected.push(rejected(run, f, reason)),
+            Ok(edits) => {
+                let clash = taken.iter().flat_map(|(_, e)| e).any(|a| {
+                    edits.iter().any(|b| {
+                        a.file == b.file
+                            && a.edit.start < b.edit.end.max(b.edit.start + 1)
+                            && b.edit.start < a.edit.end.max(a.edit.start + 1)
+                            && a.edit != b.edit
+                    })
+                });
+                if clash {
+                    plan.rejected.push(rejected(
+                        run,
+                        f,
+                        "another fix sets the same values key; run --fix again".into(),
+                    ));
+                } else {
+                    taken.push((f, edits));
+                }
+            }
+        }
+    }
+    if taken.is_empty() {
+        return;
+    }
+    let outcome = match texts_after(&taken) {
+        Ok(o) => o,
+        Err(reason) => {
+            for (f, _) in &taken {
+                plan.rejected.push(rejected(run, f, reason.clone()));
+            }
+            return;
+        }
+    };
+    let picked: Vec<&Finding> = taken.iter().map(|(f, _)| *f).collect();
+    if let Err(reason) = verify(engine, unit, &picked, &outcome) {
+        for f in &picked {
+            plan.rejected.push(rejected(run, f, reason.clone()));
+        }
+        return;
+    }
+    for (path, (original, fixed)) in outcome {
+        let name = run
+            .files
+            .iter()
+            .find(|f| matches!(&f.input, Input::File(p) if normalize(p) == path))
+            .map_or_else(|| crate::renders::display_path(&path), |f| f.name.clone());
+        let line_in = |f: &Finding| Stream::parse(&original).line_col(f.span.start).0;
+        let applied = taken
+            .iter()
+            .filter(|(_, edits)| edits.iter().any(|e| normalize(&e.file) == path))
+            .map(|(f, _)| AppliedFix {
+                rule: f.rule.id,
+                line: line_in(f),
+                object: format!("{} ({})", f.object.display_name(), unit.name),
+                description: f
+                    .fix
+                    .as_ref()
+                    .map(|x| x.description.clone())
+                    .unwrap_or_default(),
+            })
+            .collect();
+        plan.files.push(FileFix {
+            path,
+            name,
+            original,
+            fixed,
+            applied,
+            created: false,
+        });
+    }
+}
+
+/// (original, fixed) text of every edited file.
+fn texts_after(
+    taken: &[(&Finding, Vec<LeafEdit>)],
+) -> Result<BTreeMap<PathBuf, (String, String)>, String> {
+    let mut by_file: BTreeMap<PathBuf, Vec<Edit>> = BTreeMap::new();
+    for (_, edits) in taken {
+        for e in edits {
+            let list = by_file.entry(normalize(&e.file)).or_default();
+            if !list.contains(&e.edit) {
+                list.push(e.edit.clone());
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    for (path, edits) in by_file {
+        let original =
+            std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let fixed = apply(&original, &edits).ok_or("the values edits overlap")?;
+        out.insert(path, (original, fixed));
+    }
+    Ok(out)
+}
+
+/// The release with its values files replaced by the edited texts (written to `tmp`).
+fn edited_release(
+    release: &Release,
+    outcome: &BTreeMap<PathBuf, (String, String)>,
+    tmp: &Path,
+) -> Result<Release, String> {
+    let mut edited = release.clone();
+    let write = |name: &str, text: &str| -> Result<PathBuf, String> {
+        let p = tmp.join(name);
+        std::fs::write(&p, text).map_err(|e| format!("{}: {e}", p.display()))?;
+        Ok(p)
+    };
+    let chart_values = normalize(&release.chart.join("values.yaml"));
+    let mut extra_first = None;
+    if let Some((_, fixed)) = outcome.get(&chart_values) {
+        // The chart's own defaults, edited: given first, so user values still win over them.
+        extra_first = Some(ValuesSource::File(write("chart-values.yaml", fixed)?));
+    }
+    for (i, source) in edited.values.iter_mut().enumerate() {
+        match source {
+            ValuesSource::File(p) => {
+                if let Some((_, fixed)) = outcome.get(&normalize(p)) {
+                    *p = write(&format!("values-{i}.yaml"), fixed)?;
+                }
+            }
+            ValuesSource::Inline { file, node } => {
+                if let Some((_, fixed)) = outcome.get(&normalize(file)) {
+                    // Read the inline values again from the edited manifest.
+                    let stream = Stream::parse(fixed);
+                    let again = helm::releases(
+                        std::slice::from_ref(&release.chart),
+                        &[(file.clone(), &stream)],
+                        &[],
+                        Path::new("/"),
+                    );
+                    let same = again
+                        .iter()
+                        .find(|r| r.name == release.name)
+                        .and_then(|r| {
+                            r.values.iter().find_map(|v| match v {
+                                ValuesSource::Inline { file: f, node } if f == file => {
+                                    Some(node.clone())
+                                }
+                                _ => None,
+                            })
+                        })
+                        .ok_or("the edited manifest no longer declares the release")?;
+                    *node = same;
+                }
+            }
+        }
+    }
+    if let Some(first) = extra_first {
+        edited.values.insert(0, first);
+    }
+    Ok(edited)
+}
+
+/// Renders the release with the edited values: every object must equal the original plus
+/// exactly the intended changes (objects that differ between two plain renders, e.g. a
+/// timestamp, are compared only where the fixes change them).
+fn verify(
+    engine: &HelmEngine,
+    unit: &HelmUnit,
+    findings: &[&Finding],
+    outcome: &BTreeMap<PathBuf, (String, String)>,
+) -> Result<(), String> {
+    let tmp = std::env::temp_dir().join(format!(
+        "gpulint-helm-fix-{}-{}",
+        std::process::id(),
+        unit.release.name
+    ));
+    std::fs::create_dir_all(&tmp).map_err(|e| format!("{}: {e}", tmp.display()))?;
+    let result = (|| {
+        let release = edited_release(&unit.release, outcome, &tmp)?;
+        let fixed = engine
+            .template(&release, None)
+            .map_err(|e| format!("the fixed values do not render: {e}"))?;
+        let control = engine
+            .template(&unit.release, None)
+            .map_err(|e| format!("the release does not render again: {e}"))?;
+        let original: Vec<Json> = unit
+            .rendered
+            .stream
+            .documents
+            .iter()
+            .map(|d| plain(&d.root))
+            .collect();
+        let stable: Vec<bool> = control
+            .stream
+            .documents
+            .iter()
+            .map(|d| plain(&d.root))
+            .zip(&original)
+            .map(|(a, b)| &a == b)
+            .collect();
+        let mut expected = original.clone();
+        let mut changed: HashMap<usize, ()> = HashMap::new();
+        for f in findings {
+            let Some(fix) = &f.fix else { continue };
+            let doc = expected.get_mut(fix.document).ok_or("object not found")?;
+            for change in &fix.changes {
+                apply_change(doc, change).ok_or("the change does not apply")?;
+            }
+            changed.insert(fix.document, ());
+        }
+        let actual: Vec<Json> = fixed
+            .stream
+            .documents
+            .iter()
+            .map(|d| plain(&d.root))
+            .collect();
+        if actual.len() != expected.len() {
+            return Err("the fixed values render a different set of objects".to_string());
+        }
+        for (i, (a, e)) in actual.iter().zip(&expected).enumerate() {
+            let noisy = !stable.get(i).copied().unwrap_or(false);
+            if a != e && !(noisy && !changed.contains_key(&i)) {
+                return Err(
+                    "rendering the fixed values does not give exactly the intended fields; \
+                     change the values by hand"
+                        .to_string(),
+                );
+            }
+        }
+        Ok(())
+    })();
+    let _ = std::fs::remove_dir_all(&tmp);
+    result
+}
