@@ -82,6 +82,7 @@ pub(crate) struct Kustomization {
     pub common_annotations: Vec<(Node, Node)>,
     pub images: Vec<Image>,
     pub replicas: Vec<Replica>,
+    pub replacements: Vec<Node>,
 }
 
 /// A kustomization feature the built-in renderer does not implement.
@@ -100,7 +101,6 @@ const UNSUPPORTED_FIELDS: &[&str] = &[
     "helmCharts",
     "helmChartInflationGenerator",
     "helmGlobals",
-    "replacements",
     "transformers",
     "generators",
     "validators",
@@ -527,6 +527,12 @@ pub(crate) fn parse(stream: &Stream, file: &Path) -> Result<Kustomization, Rende
                         _ => return Err(p.err(item, "a replicas entry needs an integer count")),
                     };
                     k.replicas.push(Replica { name, count });
+                }
+            }
+            "replacements" => {
+                for item in p.seq(v, key)? {
+                    p.map(item, "a replacements entry")?;
+                    k.replacements.push(item.clone());
                 }
             }
             _ if IGNORED_FIELDS.contains(&key) => {}
