@@ -331,6 +331,19 @@ fn written_trees_render_like_kubectl_kustomize() {
                 "json/ops.yaml",
                 "- op: add\n  path: /spec/template/spec/containers/0/args/-\n  value: --tensor-parallel-size=2\n- op: remove\n  path: /spec/template/spec/initContainers\n- op: replace\n  path: /spec/replicas\n  value: 2\n- op: copy\n  from: /metadata/labels\n  path: /metadata/annotations\n",
             ),
+            // Strategic merge directives and list kinds on a known kind; images with ports and digests.
+            (
+                "smp/kustomization.yaml",
+                "resources:\n- d.yaml\npatches:\n- path: p.yaml\n- target:\n    kind: Job\n  patch: |\n    apiVersion: batch/v1\n    kind: Job\n    metadata:\n      name: any\n    spec:\n      template:\n        spec:\n          $patch: replace\n          containers:\n          - name: only\n            image: localhost:5000/tool:1\nimages:\n- name: localhost:5000/tool\n  newTag: \"2\"\n- name: nvcr.io/nvidia/pytorch\n  newName: mirror/pytorch\ncommonLabels:\n  a: b\nlabels:\n- pairs:\n    c: d\n",
+            ),
+            (
+                "smp/d.yaml",
+                "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\nspec:\n  template:\n    spec:\n      hostAliases:\n      - ip: 1.2.3.4\n        hostnames: [a]\n      topologySpreadConstraints:\n      - topologyKey: zone\n        maxSkew: 1\n        whenUnsatisfiable: DoNotSchedule\n      readinessGates:\n      - conditionType: x\n      containers:\n      - name: a\n        image: nvcr.io/nvidia/pytorch:24.01-py3\n        ports:\n        - containerPort: 80\n          name: http\n        - containerPort: 81\n        volumeMounts:\n        - name: v\n          mountPath: /v\n        command: [x]\n      - name: b\n        image: nvcr.io/nvidia/pytorch@sha256:1111111111111111111111111111111111111111111111111111111111111111\n      - name: c\n        image: c:1\n        resources:\n          limits: {cpu: 1, memory: 1Gi}\n---\napiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n      - name: x\n        image: x\n---\napiVersion: batch/v1\nkind: CronJob\nmetadata:\n  name: cj\nspec:\n  schedule: '* * * * *'\n  jobTemplate:\n    spec:\n      template:\n        spec:\n          containers:\n          - name: x\n            image: x\n",
+            ),
+            (
+                "smp/p.yaml",
+                "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\nspec:\n  template:\n    spec:\n      hostAliases:\n      - ip: 5.6.7.8\n        hostnames: [b]\n      topologySpreadConstraints:\n      - topologyKey: host\n        maxSkew: 2\n        whenUnsatisfiable: DoNotSchedule\n      readinessGates:\n      - conditionType: y\n      containers:\n      - name: b\n        $patch: delete\n      - name: a\n        ports:\n        - containerPort: 82\n        volumeMounts:\n        - mountPath: /w\n          name: w\n        command: [y]\n      - name: c\n        resources:\n          limits:\n            cpu: null\n          $patch: replace\n          requests: {cpu: 2}\n",
+            ),
             // A file outside the root: refused by both, same output when allowed.
             ("outside/kustomization.yaml", "resources:\n- ../base/resources.yaml\n"),
         ],
@@ -342,6 +355,7 @@ fn written_trees_render_like_kubectl_kustomize() {
         "base",
         "overlay",
         "with-components",
+        "smp",
         "json",
         "outside",
     ] {
