@@ -401,3 +401,35 @@ fn replacements_copy_the_source_node() {
     ]);
     assert!(render(bad.path(), &FsSources::new(), &opts()).is_err());
 }
+
+#[test]
+fn errors_point_at_the_offending_entry() {
+    let k = "resources:\n- deployment.yaml\n- missing.yaml\n";
+    let dir = tree(&[
+        ("kustomization.yaml", k),
+        ("deployment.yaml", BASE_DEPLOYMENT),
+    ]);
+    let sources = FsSources::new();
+    let e = render(dir.path(), &sources, &opts()).unwrap_err();
+    assert_eq!(e.kind, RenderErrorKind::MissingResource);
+    assert!(e.file.ends_with("kustomization.yaml"));
+    let span = e.span.expect("span");
+    assert_eq!(&k[span.start..span.end], "missing.yaml");
+    assert!(
+        e.message.contains("accumulating resources"),
+        "{}",
+        e.message
+    );
+
+    let empty = tempfile::tempdir().unwrap();
+    let e = render(empty.path(), &FsSources::new(), &opts()).unwrap_err();
+    assert_eq!(e.kind, RenderErrorKind::MissingKustomization);
+
+    // A base that includes its overlay is a cycle.
+    let cyc = tree(&[
+        ("a/kustomization.yaml", "resources:\n- ../b\n"),
+        ("b/kustomization.yaml", "resources:\n- ../a\n"),
+    ]);
+    let e = render(&cyc.path().join("a"), &FsSources::new(), &opts()).unwrap_err();
+    assert_eq!(e.kind, RenderErrorKind::Cycle, "{}", e.message);
+}
