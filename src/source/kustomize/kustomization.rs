@@ -110,7 +110,6 @@ const UNSUPPORTED_FIELDS: &[&str] = &[
     "configurations",
     "sortOptions",
     "buildMetadata",
-    "patchesJson6902Inline",
     "inventory",
 ];
 
@@ -422,6 +421,8 @@ pub(crate) fn parse(stream: &Stream, file: &Path) -> Result<Kustomization, Rende
         is_component: last(root, "kind").and_then(Node::text) == Some("Component"),
         ..Kustomization::default()
     };
+    // Deprecated `bases` are resources listed after `resources` (kustomize's fix-up).
+    let mut bases = Vec::new();
     // Duplicate keys: the last wins (as in kustomize), so only handle each key's last entry.
     for (i, e) in entries.iter().enumerate() {
         let Some(key) = e.key.text() else {
@@ -432,9 +433,14 @@ pub(crate) fn parse(stream: &Stream, file: &Path) -> Result<Kustomization, Rende
         }
         let v = &e.value;
         match key {
-            "resources" | "bases" => {
+            "resources" => {
                 for item in p.seq(v, key)? {
                     k.resources.push(p.string(item, key)?);
+                }
+            }
+            "bases" => {
+                for item in p.seq(v, key)? {
+                    bases.push(p.string(item, key)?);
                 }
             }
             "components" => {
@@ -541,6 +547,7 @@ pub(crate) fn parse(stream: &Stream, file: &Path) -> Result<Kustomization, Rende
             }
         }
     }
+    k.resources.extend(bases);
     Ok(k)
 }
 

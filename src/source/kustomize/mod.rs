@@ -137,8 +137,8 @@ impl Sources for FsSources {
             return Ok(state.files[i].1.clone());
         }
         let mut stream = match self.overrides.get(&path) {
-            Some(text) if path.is_file() || !path.exists() => Stream::parse(text),
-            _ => Stream::parse_bytes(&std::fs::read(&path)?),
+            Some(text) => Stream::parse(text),
+            None => Stream::parse_bytes(&std::fs::read(&path)?),
         };
         let i = state.files.len();
         stream.set_source(SourceId::file(i));
