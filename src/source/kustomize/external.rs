@@ -145,15 +145,17 @@ pub fn render_external(
                 .and_then(Node::text)
                 .unwrap_or_default()
                 .to_string();
-            let input = inputs.iter().find(|i| {
-                let iname = i
-                    .get_path(&["metadata", "name"])
-                    .and_then(Node::text)
-                    .unwrap_or_default();
-                i.get_str("kind") == Some(kind.as_str())
-                    && !iname.is_empty()
-                    && name.contains(iname)
-            });
+            // Same kind, and the input's name inside the output's (prefix/suffix added): the
+            // longest such name wins, so `app` does not claim what `app-server` wrote.
+            let input = inputs
+                .iter()
+                .filter(|i| i.get_str("kind") == Some(kind.as_str()))
+                .filter_map(|i| {
+                    let iname = i.get_path(&["metadata", "name"]).and_then(Node::text)?;
+                    (!iname.is_empty() && name.contains(iname)).then_some((iname.len(), i))
+                })
+                .max_by_key(|(len, _)| *len)
+                .map(|(_, i)| i);
             if let Some(input) = input {
                 adopt(&mut o, input);
             }

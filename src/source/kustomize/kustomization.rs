@@ -82,6 +82,7 @@ pub(crate) struct Kustomization {
     pub common_annotations: Vec<(Node, Node)>,
     pub images: Vec<Image>,
     pub replicas: Vec<Replica>,
+    pub replacements: Vec<Node>,
 }
 
 /// A kustomization feature the built-in renderer does not implement.
@@ -100,7 +101,6 @@ const UNSUPPORTED_FIELDS: &[&str] = &[
     "helmCharts",
     "helmChartInflationGenerator",
     "helmGlobals",
-    "replacements",
     "transformers",
     "generators",
     "validators",
@@ -110,7 +110,6 @@ const UNSUPPORTED_FIELDS: &[&str] = &[
     "configurations",
     "sortOptions",
     "buildMetadata",
-    "patchesJson6902Inline",
     "inventory",
 ];
 
@@ -422,6 +421,8 @@ pub(crate) fn parse(stream: &Stream, file: &Path) -> Result<Kustomization, Rende
         is_component: last(root, "kind").and_then(Node::text) == Some("Component"),
         ..Kustomization::default()
     };
+    // Deprecated `bases` are resources listed after `resources` (kustomize's fix-up).
+    let mut bases = Vec::new();
     // Duplicate keys: the last wins (as in kustomize), so only handle each key's last entry.
     for (i, e) in entries.iter().enumerate() {
         let Some(key) = e.key.text() else {
@@ -432,9 +433,14 @@ pub(crate) fn parse(stream: &Stream, file: &Path) -> Result<Kustomization, Rende
         }
         let v = &e.value;
         match key {
-            "resources" | "bases" => {
+            "resources" => {
                 for item in p.seq(v, key)? {
                     k.resources.push(p.string(item, key)?);
+                }
+            }
+            "bases" => {
+                for item in p.seq(v, key)? {
+                    bases.push(p.string(item, key)?);
                 }
             }
             "components" => {
@@ -529,12 +535,19 @@ pub(crate) fn parse(stream: &Stream, file: &Path) -> Result<Kustomization, Rende
                     k.replicas.push(Replica { name, count });
                 }
             }
+            "replacements" => {
+                for item in p.seq(v, key)? {
+                    p.map(item, "a replacements entry")?;
+                    k.replacements.push(item.clone());
+                }
+            }
             _ if IGNORED_FIELDS.contains(&key) => {}
             other => {
                 return Err(p.err(&e.key, format!("json: unknown field \"{other}\"")));
             }
         }
     }
+    k.resources.extend(bases);
     Ok(k)
 }
 

@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use super::kustomization::{self, is_remote, Kustomization, Patch};
 use super::{
-    normalize, order, select, transform, Options, RenderError, RenderErrorKind, Rendered, Reorder,
-    Sources, KUSTOMIZATION_FILE_NAMES,
+    normalize, order, replace, select, transform, Options, RenderError, RenderErrorKind, Rendered,
+    Reorder, Sources, KUSTOMIZATION_FILE_NAMES,
 };
 use crate::source::yaml::{Node, Span, Stream};
 
@@ -423,6 +423,7 @@ impl Ctx<'_> {
         for i in &k.images {
             transform::image(&mut acc, i);
         }
+        replace::apply(&mut acc, &k.replacements, kfile)?;
         transform::fix_name_references(&mut acc);
         Ok(acc)
     }

@@ -11,7 +11,7 @@
 //! restrictor, cycles) and accumulates resources level by level, [`smp`] and [`json6902`] are the
 //! two patch kinds, [`select`] finds patch targets, [`transform`] holds the field transformers
 //! (namespace, names, labels, annotations, images, replicas, name references), [`order`] is the
-//! CLI's legacy sort, [`emit`] writes YAML, [`external`] is the `kustomize`/`kubectl` fallback.
+//! CLI's legacy sort, [`replace`] is `replacements`, [`emit`] writes YAML, [`external`] is the `kustomize`/`kubectl` fallback.
 //!
 //! Unsupported features (generators, helmCharts, replacements, plugins, remote resources, ...)
 //! make [`render`] fail with [`RenderErrorKind::Unsupported`] naming the feature and pointing at
@@ -23,6 +23,7 @@ mod json6902;
 mod kustomization;
 mod load;
 mod order;
+mod replace;
 mod select;
 mod smp;
 mod transform;
@@ -136,8 +137,8 @@ impl Sources for FsSources {
             return Ok(state.files[i].1.clone());
         }
         let mut stream = match self.overrides.get(&path) {
-            Some(text) if path.is_file() || !path.exists() => Stream::parse(text),
-            _ => Stream::parse_bytes(&std::fs::read(&path)?),
+            Some(text) => Stream::parse(text),
+            None => Stream::parse_bytes(&std::fs::read(&path)?),
         };
         let i = state.files.len();
         stream.set_source(SourceId::file(i));

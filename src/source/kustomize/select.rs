@@ -19,7 +19,7 @@ fn full_match(pattern: &str, text: &str) -> bool {
     }
 }
 
-fn selects(sel: &Selector, res: &Res) -> bool {
+pub(crate) fn selects(sel: &Selector, res: &Res) -> bool {
     let cur = res.id();
     let org = res.org_id();
     if let Some(ns) = sel.namespace.as_deref().filter(|s| !s.is_empty()) {

@@ -213,48 +213,42 @@ impl Ctx {
         let Some(key) = key else {
             return strip(patch).unwrap_or_else(|| patch.clone());
         };
-        let mut out: Vec<Node> = b.to_vec();
-        // Elements only the patch has come first, in patch order (as kustomize prints them).
-        let mut added: Vec<Node> = Vec::new();
         let key_of = |n: &Node| n.get(key).and_then(|v| v.text().map(str::to_string));
+        // The patch's elements (merged with their base counterparts), in patch order...
+        let mut right: Vec<Node> = Vec::new();
+        let mut consumed: Vec<String> = Vec::new();
         for item in p {
             let Some(k) = key_of(item) else {
-                if let Some(v) = strip(item) {
-                    added.push(v);
-                }
+                right.extend(strip(item));
                 continue;
             };
-            let pos = out
-                .iter()
-                .position(|o| key_of(o).as_deref() == Some(k.as_str()));
+            consumed.push(k.clone());
             if directive(item) == Some("delete") {
-                out.retain(|o| key_of(o).as_deref() != Some(k.as_str()));
                 continue;
             }
-            match pos {
-                Some(i) => {
+            match b.iter().find(|o| key_of(o).as_deref() == Some(k.as_str())) {
+                Some(orig) => {
                     // The key identifies the element: it keeps the base's node (and origin).
                     let mut item = item.clone();
                     if let Value::Map(entries) = &mut item.value {
                         entries.retain(|e| e.key.text() != Some(key));
                     }
                     // Elements are identified by key: the path does not grow with the index.
-                    if let Some(m) = self.merge(&out[i], &item, path) {
-                        out[i] = m;
-                    } else {
-                        out.remove(i);
-                    }
+                    right.extend(self.merge(orig, &item, path));
                 }
-                None => {
-                    if let Some(v) = strip(item) {
-                        added.push(v);
-                    }
-                }
+                None => right.extend(strip(item)),
             }
         }
-        added.extend(out);
+        // ...then the base's other elements in base order (kyaml's associative-list walk;
+        // checked against `kubectl kustomize`).
+        let mut out = right;
+        out.extend(
+            b.iter()
+                .filter(|o| key_of(o).is_none_or(|k| !consumed.contains(&k)))
+                .cloned(),
+        );
         let mut node = base.clone();
-        node.value = Value::Seq(added);
+        node.value = Value::Seq(out);
         node
     }
 }

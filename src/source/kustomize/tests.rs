@@ -371,3 +371,65 @@ fn normalize_removes_dots() {
     assert_eq!(normalize(Path::new("/a/./b/../c")), PathBuf::from("/a/c"));
     assert_eq!(normalize(Path::new("/../x")), PathBuf::from("/x"));
 }
+
+#[test]
+fn replacements_copy_the_source_node() {
+    let dir = tree(&[
+        (
+            "kustomization.yaml",
+            "resources:\n- deployment.yaml\n- svc.yaml\nreplacements:\n- source:\n    kind: Deployment\n    fieldPath: spec.template.spec.containers.[name=main].image\n  targets:\n  - select:\n      kind: Service\n    fieldPaths:\n    - metadata.annotations.image\n    options:\n      create: true\n  - select:\n      kind: Service\n    fieldPaths:\n    - spec.selector.app\n    options:\n      delimiter: '-'\n      index: 1\n",
+        ),
+        ("deployment.yaml", BASE_DEPLOYMENT),
+        ("svc.yaml", "apiVersion: v1\nkind: Service\nmetadata:\n  name: s\nspec:\n  selector:\n    app: a-b-c\n"),
+    ]);
+    let sources = FsSources::new();
+    let r = render(dir.path(), &sources, &opts()).expect("renders");
+    let svc = &r.objects[1];
+    let image = svc.get_path(&["metadata", "annotations", "image"]).unwrap();
+    let (file, text) = origin(&sources, image);
+    assert!(ends(&file, "deployment.yaml"));
+    assert_eq!(text, "nginx:1.0");
+    assert_eq!(
+        svc.get_path(&["spec", "selector", "app"])
+            .and_then(Node::text),
+        Some("a-nginx:1.0-c")
+    );
+    // A replacement whose source is missing is an error, not a panic.
+    let bad = tree(&[
+        ("kustomization.yaml", "resources:\n- deployment.yaml\nreplacements:\n- source:\n    kind: Nope\n  targets: []\n- 3\n"),
+        ("deployment.yaml", BASE_DEPLOYMENT),
+    ]);
+    assert!(render(bad.path(), &FsSources::new(), &opts()).is_err());
+}
+
+#[test]
+fn errors_point_at_the_offending_entry() {
+    let k = "resources:\n- deployment.yaml\n- missing.yaml\n";
+    let dir = tree(&[
+        ("kustomization.yaml", k),
+        ("deployment.yaml", BASE_DEPLOYMENT),
+    ]);
+    let sources = FsSources::new();
+    let e = render(dir.path(), &sources, &opts()).unwrap_err();
+    assert_eq!(e.kind, RenderErrorKind::MissingResource);
+    assert!(e.file.ends_with("kustomization.yaml"));
+    let span = e.span.expect("span");
+    assert_eq!(&k[span.start..span.end], "missing.yaml");
+    assert!(
+        e.message.contains("accumulating resources"),
+        "{}",
+        e.message
+    );
+
+    let empty = tempfile::tempdir().unwrap();
+    let e = render(empty.path(), &FsSources::new(), &opts()).unwrap_err();
+    assert_eq!(e.kind, RenderErrorKind::MissingKustomization);
+
+    // A base that includes its overlay is a cycle.
+    let cyc = tree(&[
+        ("a/kustomization.yaml", "resources:\n- ../b\n"),
+        ("b/kustomization.yaml", "resources:\n- ../a\n"),
+    ]);
+    let e = render(&cyc.path().join("a"), &FsSources::new(), &opts()).unwrap_err();
+    assert_eq!(e.kind, RenderErrorKind::Cycle, "{}", e.message);
+}
