@@ -2490,6 +2490,7 @@ fn check_verify(
                     end: node.span.end,
                     content: render_scalar(&value, style),
                 }],
+                source: gpulint::source::yaml::SourceId::LOCAL,
                 applicability: Applicability::Safe,
                 document: di,
                 changes: vec![FieldChange::Set {
