@@ -499,6 +499,17 @@ impl Linter {
     /// Lints one file; `index` is its place in the run's file list.
     pub fn lint_file(&self, facts: &RepoFacts, index: usize, file: &SourceFile) -> Vec<Finding> {
         let comments = suppression_comments(&file.stream.comments);
+        // Pre-rendered Helm output (`helm template … | gpulint -`): name each object's template.
+        let pre_rendered = file
+            .stream
+            .comments
+            .iter()
+            .any(|c| c.text.trim_start().starts_with("Source:"));
+        let templates = if pre_rendered {
+            crate::source::helm::source_templates(&file.stream)
+        } else {
+            Vec::new()
+        };
         let mut findings = Vec::new();
         for (document, doc) in file.stream.documents.iter().enumerate() {
             let cx = self.context(
@@ -507,11 +518,15 @@ impl Linter {
                 document,
                 self.default_namespace(file),
             );
+            let template = templates.get(document).cloned().flatten();
             for object in objects(doc) {
                 let Some(workload) = Workload::of(object, &self.catalog) else {
                     continue;
                 };
-                for hit in rules::check_workload(&cx, &workload) {
+                for mut hit in rules::check_workload(&cx, &workload) {
+                    if let Some(t) = &template {
+                        hit.message = format!("{} [template {t}]", hit.message);
+                    }
                     let span = hit.span;
                     if let Some(f) =
                         self.finding(hit, &workload, index, span, file, Some(&comments), None)

@@ -230,6 +230,9 @@ pub fn build(
     for root in roots {
         match render_root(root, &sources, settings) {
             Ok(r) => rendered.push((r, conditional.contains(root))),
+            // A root looked at only because it might read a named file is not the user's
+            // concern when it does not render.
+            Err(_) if conditional.contains(root) => {}
             Err(e) => failed.push(e),
         }
     }

@@ -34,7 +34,12 @@ pub(super) fn plan_releases(linter: &Linter, run: &Run, unsafe_fixes: bool, plan
             .filter(|f| f.release == Some(index) && allowed(f, unsafe_fixes))
             .collect();
         if !fixable.is_empty() {
-            plan_release(engine, run, unit, &fixable, plan);
+            let root = linter
+                .render
+                .boundary
+                .clone()
+                .unwrap_or_else(|| PathBuf::from("."));
+            plan_release(engine, &root, run, unit, &fixable, plan);
         }
     }
 }
@@ -97,6 +102,7 @@ fn display(path: &[super::edit::Segment]) -> String {
 
 fn plan_release(
     engine: &HelmEngine,
+    repo_root: &Path,
     run: &Run,
     unit: &HelmUnit,
     findings: &[&Finding],
@@ -142,7 +148,7 @@ fn plan_release(
         }
     };
     let picked: Vec<&Finding> = taken.iter().map(|(f, _)| *f).collect();
-    if let Err(reason) = verify(engine, unit, &picked, &outcome) {
+    if let Err(reason) = verify(engine, repo_root, unit, &picked, &outcome) {
         for f in &picked {
             plan.rejected.push(rejected(run, f, reason.clone()));
         }
@@ -206,6 +212,7 @@ fn texts_after(
 /// The release with its values files replaced by the edited texts (written to `tmp`).
 fn edited_release(
     release: &Release,
+    repo_root: &Path,
     outcome: &BTreeMap<PathBuf, (String, String)>,
     tmp: &Path,
 ) -> Result<Release, String> {
@@ -236,7 +243,7 @@ fn edited_release(
                         std::slice::from_ref(&release.chart),
                         &[(file.clone(), &stream)],
                         &[],
-                        Path::new("/"),
+                        repo_root,
                     );
                     let same = again
                         .iter()
@@ -266,6 +273,7 @@ fn edited_release(
 /// timestamp, are compared only where the fixes change them).
 fn verify(
     engine: &HelmEngine,
+    repo_root: &Path,
     unit: &HelmUnit,
     findings: &[&Finding],
     outcome: &BTreeMap<PathBuf, (String, String)>,
@@ -277,7 +285,7 @@ fn verify(
     ));
     std::fs::create_dir_all(&tmp).map_err(|e| format!("{}: {e}", tmp.display()))?;
     let result = (|| {
-        let release = edited_release(&unit.release, outcome, &tmp)?;
+        let release = edited_release(&unit.release, repo_root, outcome, &tmp)?;
         let fixed = engine
             .template(&release, None)
             .map_err(|e| format!("the fixed values do not render: {e}"))?;

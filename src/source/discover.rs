@@ -171,14 +171,21 @@ pub fn discover(paths: &[PathBuf], config: &Config, repo_root: Option<&Path>) ->
     }
     // Files named one by one may belong to a kustomization anywhere in the repository (a base
     // file changed in a commit belongs to every overlay using it).
-    if !found.explicit.is_empty() {
+    let start = repo_root
+        .map(normalize)
+        .or_else(|| std::env::current_dir().ok().map(|d| normalize(&d)));
+    let inside: Vec<PathBuf> = match &start {
+        Some(root) => found
+            .explicit
+            .iter()
+            .filter(|f| f.starts_with(root))
+            .cloned()
+            .collect(),
+        None => Vec::new(),
+    };
+    if let (Some(start), false) = (start, inside.is_empty() || all_git_ignored(&inside)) {
         let mut candidates = Vec::new();
-        let start = repo_root
-            .map(Path::to_path_buf)
-            .or_else(|| std::env::current_dir().ok());
-        if let Some(start) = start {
-            roots_under(&start, config, &mut candidates);
-        }
+        roots_under(&start, config, &mut candidates);
         for root in candidates {
             if !found.roots.contains(&root) {
                 found.conditional.insert(root.clone());
@@ -193,6 +200,22 @@ pub fn discover(paths: &[PathBuf], config: &Config, repo_root: Option<&Path>) ->
     let mut seen_charts = std::collections::HashSet::new();
     found.charts.retain(|c| seen_charts.insert(c.clone()));
     found
+}
+
+/// Whether every file is ignored by git (a scratch file no kustomization in the repo reads:
+/// looking for the roots that might read it would render the whole repository for nothing).
+fn all_git_ignored(files: &[PathBuf]) -> bool {
+    files.iter().all(|f| {
+        let Ok(repo) = git2::Repository::discover(f.parent().unwrap_or(Path::new("."))) else {
+            return false;
+        };
+        let Some(workdir) = repo.workdir().map(normalize) else {
+            return false;
+        };
+        f.strip_prefix(&workdir)
+            .ok()
+            .is_some_and(|rel| repo.is_path_ignored(rel).unwrap_or(false))
+    })
 }
 
 /// The chart folder a file belongs to: the nearest folder above it with a `Chart.yaml`.

@@ -1,0 +1,338 @@
+//! Helm charts in a lint run, end to end through the binary, with a REAL Helm engine
+//! (`GPULINT_HELM`, installed by scripts/test; skipped with a message without it, failing under
+//! CI): releases declared by the config or an Argo CD Application are rendered and linted,
+//! findings land on the values leaf that makes the field (else the template), `--fix` edits that
+//! leaf, and rendering again shows the intended values.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use assert_cmd::cargo::CommandCargoExt;
+use serde_json::Value as Json;
+
+fn helm() -> Option<PathBuf> {
+    match std::env::var_os("GPULINT_HELM") {
+        Some(p) if !p.is_empty() => Some(PathBuf::from(p)),
+        _ if std::env::var_os("CI").is_some() => {
+            panic!("GPULINT_HELM is not set: run scripts/test, which installs the Helm engine")
+        }
+        _ => {
+            eprintln!("skipped: GPULINT_HELM is not set (run scripts/test)");
+            None
+        }
+    }
+}
+
+fn gpulint(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = Command::cargo_bin("gpulint")
+        .unwrap()
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .env_remove("GPULINT_HELM")
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for entry in fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+const VALUES: &str = r#"servingEngineSpec:
+  runtimeClassName: ""
+  modelSpec:
+  - name: "opt125m"
+    repository: "vllm/vllm-openai"
+    tag: "latest"
+    modelURL: "facebook/opt-125m"
+    replicaCount: 1
+    requestCPU: 6
+    requestMemory: "16Gi"   # sized at deploy time
+    requestGPU: 1
+    limitMemory: "16Gi"
+    limitCPU: 6
+"#;
+
+/// vLLM's serving engine measured at P99 19.6Gi, max 20.5Gi: the recommendation is 23Gi.
+const METRICS: &str = r#"{"version": 1, "window": "14d", "collected_at": "2026-12-01T00:00:00Z", "source": "test",
+ "containers": [
+  {"namespace": "llm", "kind": "Deployment", "name": "vllm-opt125m-deployment-vllm", "container": "vllm", "samples": 20160,
+   "memory_bytes": {"p50": 1.0e10, "p99": 2.1e10, "max": 2.2e10},
+   "cpu_cores": {"p50": 1.2, "p99": 3.4, "max": 5.0},
+   "oom_kills": 0}
+ ]}
+"#;
+
+/// A repo with the vllm-stack chart, a values file and the config declaring the release.
+fn repo(values: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/corpus/helm");
+    copy_dir(
+        &corpus.join("vllm-project__production-stack/vllm-stack"),
+        &dir.path().join("charts/vllm-stack"),
+    );
+    fs::write(dir.path().join("values-prod.yaml"), values).unwrap();
+    fs::write(dir.path().join("metrics.json"), METRICS).unwrap();
+    fs::write(
+        dir.path().join(".gpulint.yaml"),
+        "charts:\n- path: charts/vllm-stack\n  release: vllm\n  namespace: llm\n  values: [values-prod.yaml]\n",
+    )
+    .unwrap();
+    dir
+}
+
+fn findings(stdout: &str) -> Vec<Json> {
+    let report: Json = serde_json::from_str(stdout).expect("JSON output");
+    report["findings"].as_array().cloned().unwrap_or_default()
+}
+
+#[test]
+fn a_measured_finding_lands_on_the_values_leaf_and_the_fix_edits_it() {
+    let Some(helm) = helm() else { return };
+    let helm = helm.to_str().unwrap();
+    let repo = repo(VALUES);
+    let dir = repo.path();
+    let (code, out, err) = gpulint(
+        dir,
+        &[
+            "--helm",
+            helm,
+            "--metrics",
+            "metrics.json",
+            "--format",
+            "json",
+            ".",
+        ],
+    );
+    assert_eq!(code, 1, "{err}");
+    let found = findings(&out);
+    let mem: Vec<&Json> = found.iter().filter(|f| f["rule"] == "MEM001").collect();
+    assert_eq!(mem.len(), 1, "{out}");
+    // The limit comes from `limitMemory` in the user's values file, line 12.
+    assert_eq!(mem[0]["file"], "values-prod.yaml");
+    assert_eq!(mem[0]["line"], 12);
+    assert_eq!(mem[0]["object"]["namespace"], "llm");
+    assert!(mem[0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("[release vllm of charts/vllm-stack]"));
+    // No chart file is linted as a manifest: templates are not YAML, values are not objects.
+    assert!(!err.contains("invalid YAML"), "{err}");
+    assert!(found
+        .iter()
+        .all(|f| !f["file"].as_str().unwrap().ends_with("values.yaml")));
+
+    let (code, _, err) = gpulint(
+        dir,
+        &["--helm", helm, "--metrics", "metrics.json", "--fix", "."],
+    );
+    assert_eq!(code, 0, "{err}");
+    let fixed = fs::read_to_string(dir.join("values-prod.yaml")).unwrap();
+    // Both leaves edited in place, quotes and the comment kept, nothing else touched.
+    assert_eq!(
+        fixed,
+        VALUES
+            .replace(
+                "requestMemory: \"16Gi\"   # sized",
+                "requestMemory: \"23Gi\"   # sized"
+            )
+            .replace("limitMemory: \"16Gi\"", "limitMemory: \"23Gi\"")
+    );
+    assert!(err.contains("fixed values-prod.yaml"), "{err}");
+    // The chart is untouched.
+    let chart_values = fs::read_to_string(dir.join("charts/vllm-stack/values.yaml")).unwrap();
+    let corpus_values = fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("testdata/corpus/helm/vllm-project__production-stack/vllm-stack/values.yaml"),
+    )
+    .unwrap();
+    assert_eq!(chart_values, corpus_values);
+    // Rendering again shows the intended values, and a second run has nothing to fix.
+    let render = Command::new(helm)
+        .current_dir(dir)
+        .args([
+            "template",
+            "vllm",
+            "charts/vllm-stack",
+            "--namespace",
+            "llm",
+            "-f",
+            "values-prod.yaml",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&render.stdout);
+    assert!(text.contains("memory: \"23Gi\""), "{text}");
+    let (code, out, err) = gpulint(
+        dir,
+        &[
+            "--helm",
+            helm,
+            "--metrics",
+            "metrics.json",
+            "--format",
+            "json",
+            ".",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(findings(&out).is_empty(), "{out}");
+}
+
+#[test]
+fn a_field_without_a_values_key_is_reported_not_fixed() {
+    let Some(helm) = helm() else { return };
+    let helm = helm.to_str().unwrap();
+    // No limitMemory key: the chart writes no memory limit, so the fix's limit has no origin.
+    let values = VALUES
+        .replace("    limitMemory: \"16Gi\"\n", "")
+        .replace("    limitCPU: 6\n", "");
+    let repo = repo(&values);
+    let dir = repo.path();
+    let (code, out, err) = gpulint(
+        dir,
+        &[
+            "--helm",
+            helm,
+            "--metrics",
+            "metrics.json",
+            "--fix",
+            "--diff",
+            ".",
+        ],
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(out.is_empty(), "nothing to show: {out}");
+    assert!(err.contains("not fixed"), "{err}");
+    assert!(err.contains("no values key alone makes"), "{err}");
+    assert_eq!(
+        fs::read_to_string(dir.join("values-prod.yaml")).unwrap(),
+        values
+    );
+}
+
+#[test]
+fn an_argo_cd_application_declares_the_release_and_its_inline_values_are_fixed() {
+    let Some(helm) = helm() else { return };
+    let helm = helm.to_str().unwrap();
+    let repo = repo(VALUES);
+    let dir = repo.path();
+    fs::remove_file(dir.join(".gpulint.yaml")).unwrap();
+    let app = r#"apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata:
+  name: vllm
+spec:
+  destination:
+    namespace: llm
+  source:
+    repoURL: https://example.com/repo.git
+    path: charts/vllm-stack
+    helm:
+      releaseName: vllm
+      valueFiles:
+      - ../../values-prod.yaml
+      valuesObject:
+        servingEngineSpec:
+          modelSpec:
+          - name: "opt125m"
+            repository: "vllm/vllm-openai"
+            tag: "latest"
+            modelURL: "facebook/opt-125m"
+            replicaCount: 1
+            requestCPU: 6
+            requestMemory: 16Gi
+            requestGPU: 1
+            limitMemory: 16Gi
+            limitCPU: 6
+"#;
+    fs::write(dir.join("app.yaml"), app).unwrap();
+    let (code, out, err) = gpulint(
+        dir,
+        &[
+            "--helm",
+            helm,
+            "--metrics",
+            "metrics.json",
+            "--format",
+            "json",
+            ".",
+        ],
+    );
+    assert_eq!(code, 1, "{err}");
+    let found = findings(&out);
+    let mem: Vec<&Json> = found.iter().filter(|f| f["rule"] == "MEM001").collect();
+    assert_eq!(mem.len(), 1, "{out}");
+    // valuesObject wins over the values file: the finding is in the Application.
+    assert_eq!(mem[0]["file"], "app.yaml");
+    assert_eq!(mem[0]["line"], 26);
+    let (code, _, err) = gpulint(
+        dir,
+        &["--helm", helm, "--metrics", "metrics.json", "--fix", "."],
+    );
+    assert_eq!(code, 0, "{err}");
+    let fixed = fs::read_to_string(dir.join("app.yaml")).unwrap();
+    assert_eq!(
+        fixed,
+        app.replace("requestMemory: 16Gi", "requestMemory: 23Gi")
+            .replace("limitMemory: 16Gi", "limitMemory: 23Gi")
+    );
+    assert_eq!(
+        fs::read_to_string(dir.join("values-prod.yaml")).unwrap(),
+        VALUES
+    );
+}
+
+#[test]
+fn without_helm_charts_are_skipped_with_a_note_and_not_linted_as_files() {
+    let repo = repo(VALUES);
+    let dir = repo.path();
+    let (code, out, err) = gpulint(
+        dir,
+        &["--helm", "/nonexistent/helm", "--format", "json", "."],
+    );
+    assert_eq!(code, 0, "{err}\n{out}");
+    assert!(
+        err.contains("1 Helm chart(s) not linted: no helm binary"),
+        "{err}"
+    );
+    assert!(findings(&out).is_empty(), "{out}");
+}
+
+#[test]
+fn pre_rendered_output_names_each_objects_template() {
+    let rendered =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/corpus/helm-rendered/vllm-stack.yaml");
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::cargo_bin("gpulint")
+        .unwrap()
+        .current_dir(dir.path())
+        .args(["--format", "json", "-"])
+        .stdin(fs::File::open(rendered).unwrap())
+        .output()
+        .unwrap();
+    let found = findings(&String::from_utf8_lossy(&out.stdout));
+    assert!(!found.is_empty());
+    for f in &found {
+        let message = f["message"].as_str().unwrap();
+        assert!(
+            message.contains("[template vllm-stack/templates/deployment-vllm-multi.yaml]"),
+            "{message}"
+        );
+    }
+}
