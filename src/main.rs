@@ -552,13 +552,15 @@ fn inventory(common: &CommonArgs, format: InventoryFormat) -> u8 {
         Err(code) => return code,
     };
     let linter = linter_for(config, Selection::default(), common);
-    let gpulint::lint::Loaded { files, errors, .. } = linter.load(&common.paths);
-    let inventory = report::inventory::workloads(&linter, &files);
+    let loaded = linter.load(&common.paths);
+    let inventory =
+        report::inventory::workloads(&linter, &loaded.files, &loaded.units, &loaded.releases);
+    let errors = &loaded.errors;
     match format {
         InventoryFormat::Json => print(&format!("{inventory:#}\n")),
         InventoryFormat::Table => print(&report::inventory::table(&linter, &inventory)),
     }
-    for e in &errors {
+    for e in errors {
         eprintln!("error: {}:{}:{}: {}", e.file, e.line, e.column, e.message);
     }
     if errors.is_empty() {

@@ -1030,7 +1030,7 @@ fn render(run: &Run, linter: &Linter) {
         "github: a message broke out of its workflow command:\n{g}"
     );
 
-    let inv = inventory::workloads(linter, &run.files);
+    let inv = inventory::workloads(linter, &run.files, &run.units, &run.releases);
     for w in inv["workloads"].as_array().expect("inventory workloads") {
         assert!(
             w["line"].as_u64().is_some_and(|n| n >= 1),

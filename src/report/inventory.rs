@@ -6,8 +6,10 @@ use serde_json::{json, Value};
 
 use crate::k8s::gpu::{GpuName, GpuNames};
 use crate::k8s::quantity::Quantity;
-use crate::k8s::workload::{objects, Container, ResourceList, Workload};
-use crate::lint::{Linter, SourceFile};
+use crate::k8s::workload::{objects_in, Container, ResourceList, Workload};
+use crate::lint::{FileRole, Linter, SourceFile};
+use crate::renders::{HelmUnit, RenderUnit};
+use crate::source::yaml::Node;
 
 /// One container row.
 pub struct Row {
@@ -31,11 +33,23 @@ fn list(l: &ResourceList) -> Value {
     Value::Object(map)
 }
 
-fn container_json(file: &SourceFile, c: &Container) -> Value {
-    let resources_line = c
-        .resources
-        .key
-        .map(|k| file.stream.line_col(k.span.start).0);
+/// The file and 1-based line a span is at: its origin file for a rendered node.
+fn place(
+    files: &[SourceFile],
+    local: &SourceFile,
+    span: crate::source::yaml::Span,
+) -> (String, usize) {
+    let file = span
+        .source
+        .index()
+        .and_then(|i| files.get(i))
+        .unwrap_or(local);
+    (file.name.clone(), file.stream.line_col(span.start).0)
+}
+
+fn container_json(files: &[SourceFile], file: &SourceFile, c: &Container) -> Value {
+    let resources_at = c.resources.key.map(|k| place(files, file, k.span));
+    let resources_line = resources_at.as_ref().map(|(_, line)| *line);
     let (mut requests, mut limits) = (list(&c.resources.requests), list(&c.resources.limits));
     if let Some(spark) = &c.spark {
         // Spark's own fields, shown under the names Kubernetes uses for them.
@@ -54,38 +68,91 @@ fn container_json(file: &SourceFile, c: &Container) -> Value {
             limits[name] = json!(q);
         }
     }
-    json!({
+    let mut out = json!({
         "name": c.name,
         "init": c.init,
         "path": c.path,
         "resources_line": resources_line,
         "requests": requests,
         "limits": limits,
-    })
+    });
+    // A rendered container's resources may be written in another file than its object (a patch).
+    if let Some((name, _)) = resources_at.filter(|(name, _)| *name != file.name) {
+        out["resources_file"] = json!(name);
+    }
+    out
 }
 
-pub fn workloads(linter: &Linter, files: &[SourceFile]) -> Value {
+/// Every workload linted: plain files as written, Kustomize roots and Helm releases as rendered
+/// (each rendered object placed at its origin, with the render it belongs to).
+pub fn workloads(
+    linter: &Linter,
+    files: &[SourceFile],
+    units: &[RenderUnit],
+    releases: &[HelmUnit],
+) -> Value {
     let mut out = Vec::new();
-    for file in files {
-        for doc in &file.stream.documents {
-            for object in objects(doc) {
-                let line = file.stream.line_col(object.node.span.start).0;
-                let Some(w) = Workload::of(object, &linter.catalog) else {
-                    continue;
-                };
-                out.push(json!({
-                    "file": file.name,
-                    "line": line,
-                    "api_version": w.object.id.api_version,
-                    "kind": w.object.id.kind,
-                    "namespace": w.object.id.namespace,
-                    "name": w.object.id.name,
-                    "containers": w.containers.iter().map(|c| container_json(file, c)).collect::<Vec<_>>(),
-                }));
+    let mut push = |root: &Node, local: &SourceFile, render: Option<&str>| {
+        for object in objects_in(root) {
+            let (file, line) = place(files, local, object.node.span);
+            let Some(w) = Workload::of(object, &linter.catalog) else {
+                continue;
+            };
+            let mut entry = json!({
+                "file": file,
+                "line": line,
+                "api_version": w.object.id.api_version,
+                "kind": w.object.id.kind,
+                "namespace": w.object.id.namespace,
+                "name": w.object.id.name,
+                "containers": w.containers.iter().map(|c| container_json(files, local, c)).collect::<Vec<_>>(),
+            });
+            if let Some(r) = render {
+                entry["render"] = json!(r);
             }
+            out.push(entry);
+        }
+    };
+    for file in files.iter().filter(|f| f.role == FileRole::Plain) {
+        for doc in &file.stream.documents {
+            push(&doc.root, file, None);
+        }
+    }
+    for unit in units {
+        let Some(home) = files.get(unit.home) else {
+            continue;
+        };
+        for object in &unit.objects {
+            push(object, home, Some(&unit.name));
+        }
+    }
+    for release in releases {
+        let Some(chart) = files.get(release.chart_file) else {
+            continue;
+        };
+        // Rendered Helm objects have no file of their own: listed at the chart's Chart.yaml.
+        for doc in &release.rendered.stream.documents {
+            let mut root = doc.root.clone();
+            root.set_source(crate::source::yaml::SourceId::file(release.chart_file));
+            zero_spans(&mut root);
+            push(&root, chart, Some(&release.name));
         }
     }
     json!({ "workloads": out })
+}
+
+/// Points every node at the start of its file (for objects without a written origin).
+fn zero_spans(node: &mut Node) {
+    node.span.start = 0;
+    node.span.end = 0;
+    match &mut node.value {
+        crate::source::yaml::Value::Scalar(_) => {}
+        crate::source::yaml::Value::Seq(items) => items.iter_mut().for_each(zero_spans),
+        crate::source::yaml::Value::Map(entries) => entries.iter_mut().for_each(|e| {
+            zero_spans(&mut e.key);
+            zero_spans(&mut e.value);
+        }),
+    }
 }
 
 /// Total GPUs a container asks for: the limit (or the request) of every GPU resource.
@@ -150,7 +217,10 @@ pub fn table(linter: &Linter, inventory: &Value) -> String {
             rows.push([
                 format!(
                     "{}:{}",
-                    w["file"].as_str().unwrap_or_default(),
+                    c["resources_file"]
+                        .as_str()
+                        .or(w["file"].as_str())
+                        .unwrap_or_default(),
                     c["resources_line"]
                         .as_u64()
                         .or(w["line"].as_u64())
