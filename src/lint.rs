@@ -87,6 +87,24 @@ pub struct Run {
 }
 
 impl Run {
+    /// How many files the run linted: manifests, and the files its renders read (not those read
+    /// only by renders looked at for a named file and then left out).
+    pub fn file_count(&self) -> usize {
+        let mut used: BTreeSet<usize> = self
+            .files
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.role != FileRole::Support)
+            .map(|(i, _)| i)
+            .collect();
+        for unit in &self.units {
+            used.insert(unit.home);
+            used.extend(unit.files.iter().copied());
+        }
+        used.extend(self.releases.iter().map(|r| r.chart_file));
+        used.len()
+    }
+
     /// Findings that count (not suppressed) at or above `level`.
     pub fn count_at_or_above(&self, level: Severity) -> usize {
         self.findings

@@ -207,12 +207,12 @@ pub fn summary(run: &Run) -> String {
     let suppressed = run.findings.len() - active.len();
     let fixable = active.iter().filter(|f| f.fixable).count();
     let mut line = if active.is_empty() {
-        format!("No findings in {} file(s)", run.files.len())
+        format!("No findings in {} file(s)", run.file_count())
     } else {
         format!(
             "Found {} finding(s) in {} file(s): {} error(s), {} warning(s), {} info",
             active.len(),
-            run.files.len(),
+            run.file_count(),
             count(Severity::Error),
             count(Severity::Warning),
             count(Severity::Info)
