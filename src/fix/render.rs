@@ -26,7 +26,7 @@ use super::edit::{
 use crate::lint::{repo_facts, FileRole, Linter, Run, SourceFile};
 use crate::renders::{display_path, render_root, RenderUnit, RunSources};
 use crate::rules::{Finding, RepoFacts};
-use crate::source::discover::Input;
+use crate::source::discover::{discover, Input};
 use crate::source::kustomize::{normalize, to_yaml};
 use crate::source::yaml::{Entry, Node, ScalarKind, Stream, Value};
 
@@ -36,13 +36,7 @@ const MAX_ROUNDS: usize = 10;
 /// Plans the fixes of every render unit into `plan`.
 pub(super) fn plan_units(linter: &Linter, run: &Run, unsafe_fixes: bool, plan: &mut FixPlan) {
     let facts = repo_facts(&run.files, &run.units);
-    // How many renders read each file: a file read by more than one is not edited.
-    let mut readers: HashMap<usize, usize> = HashMap::new();
-    for unit in &run.units {
-        for &f in &unit.files {
-            *readers.entry(f).or_default() += 1;
-        }
-    }
+    let mut readers: Option<HashMap<PathBuf, usize>> = None;
     for (index, unit) in run.units.iter().enumerate() {
         let findings: Vec<&Finding> = run
             .findings
@@ -68,10 +62,68 @@ pub(super) fn plan_units(linter: &Linter, run: &Run, unsafe_fixes: bool, plan: &
         if fixable.is_empty() {
             continue;
         }
-        let mut state = UnitState::new(linter, run, &facts, &readers, index, unit);
+        let readers = readers.get_or_insert_with(|| repo_readers(linter, run));
+        let mut state = UnitState::new(linter, run, &facts, readers, index, unit);
         state.run(fixable, unsafe_fixes);
         state.finish(plan);
     }
+}
+
+/// How many renders in the repository read each file (by normalized path): this run's and
+/// those of every other root of the repository, so a base that an overlay not linted in this
+/// run uses (`gpulint overlays/prod`, pre-commit's file arguments) is not edited for one overlay.
+/// A root used as a base by another is read through it, not counted on its own.
+fn repo_readers(linter: &Linter, run: &Run) -> HashMap<PathBuf, usize> {
+    let settings = &linter.render;
+    let path = |i: &usize| match &run.files.get(*i)?.input {
+        Input::File(p) => Some(normalize(p)),
+        Input::Stdin => None,
+    };
+    // Root folder -> (files read, kustomization folders of its bases).
+    let mut roots: BTreeMap<PathBuf, (Vec<PathBuf>, Vec<PathBuf>)> = run
+        .units
+        .iter()
+        .map(|u| {
+            let files = u.files.iter().filter_map(path).collect();
+            (u.dir.clone(), (files, u.bases.clone()))
+        })
+        .collect();
+    let ours: BTreeSet<PathBuf> = roots.keys().cloned().collect();
+    if let Some(repo) = &settings.boundary {
+        let sources = RunSources::new(&run.files, HashMap::new(), settings.boundary.clone());
+        let found = discover(std::slice::from_ref(repo), &linter.config, Some(repo));
+        for root in found.roots {
+            if roots.contains_key(&root) {
+                continue;
+            }
+            // A root that does not render is not linted either: it cannot be broken further.
+            let Ok(r) = render_root(&root, &sources, settings) else {
+                continue;
+            };
+            let bases = r
+                .kustomizations
+                .iter()
+                .filter(|k| **k != r.kustomization)
+                .filter_map(|k| k.parent().map(normalize))
+                .collect();
+            let files = r.files.iter().map(|p| normalize(p)).collect();
+            roots.insert(root, (files, bases));
+        }
+    }
+    let used_as_base: BTreeSet<PathBuf> = roots
+        .values()
+        .flat_map(|(_, bases)| bases.iter().cloned())
+        .collect();
+    let mut readers: HashMap<PathBuf, usize> = HashMap::new();
+    for (dir, (files, _)) in &roots {
+        if used_as_base.contains(dir) && !ours.contains(dir) {
+            continue;
+        }
+        for f in files {
+            *readers.entry(f.clone()).or_default() += 1;
+        }
+    }
+    readers
 }
 
 /// Where a fix is written.
@@ -103,7 +155,8 @@ struct UnitState<'r> {
     linter: &'r Linter,
     run: &'r Run,
     facts: &'r RepoFacts,
-    readers: &'r HashMap<usize, usize>,
+    /// Renders of the repository reading each file (see `repo_readers`).
+    readers: &'r HashMap<PathBuf, usize>,
     index: usize,
     unit: &'r RenderUnit,
     /// The run's files with this unit's fixes so far; files the fixes create (and any the
@@ -143,7 +196,7 @@ impl<'r> UnitState<'r> {
         linter: &'r Linter,
         run: &'r Run,
         facts: &'r RepoFacts,
-        readers: &'r HashMap<usize, usize>,
+        readers: &'r HashMap<PathBuf, usize>,
         index: usize,
         unit: &'r RenderUnit,
     ) -> Self {
@@ -181,8 +234,11 @@ impl<'r> UnitState<'r> {
         if self.created.contains(&file) {
             return true;
         }
+        let read_once = self
+            .path_of(file)
+            .is_some_and(|p| self.readers.get(&normalize(p)) == Some(&1));
         file < self.run.files.len()
-            && self.readers.get(&file) == Some(&1)
+            && read_once
             && self.reads.contains(&file)
             && self.files[file].role != FileRole::Plain
     }
