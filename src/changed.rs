@@ -126,11 +126,6 @@ impl ChangedScope {
         });
     }
 
-    /// The renders (Kustomize roots) in scope.
-    pub fn changed_renders(&self) -> usize {
-        self.units.len()
-    }
-
     pub fn changed_objects(&self) -> usize {
         self.changed.len()
     }

@@ -382,6 +382,7 @@ impl<'r> UnitState<'r> {
             ..
         } = self;
         plan.rejected.extend(rejected);
+        let first = plan.files.len();
         for (i, file) in files.into_iter().enumerate() {
             let Input::File(path) = file.input else {
                 continue;
@@ -407,6 +408,10 @@ impl<'r> UnitState<'r> {
                 applied: applied.remove(&i).unwrap_or_default(),
                 created: is_new,
             });
+        }
+        // A fix whose field could not be found again still counts: with the unit's first file.
+        if let Some(f) = plan.files.get_mut(first) {
+            f.applied.extend(applied.into_values().flatten());
         }
     }
 
