@@ -689,3 +689,32 @@ fn changed_since_keeps_the_renders_that_read_a_changed_file() {
     let value = repo.json(&[".", "--changed-since", "HEAD"]);
     assert_eq!(value["findings"].as_array().unwrap().len(), 0, "{value:#}");
 }
+
+#[test]
+fn a_fix_over_fields_from_two_files_becomes_an_overlay_patch() {
+    // Prod's patch sets the memory limit, the shared base the request: MEM001 sets both (one
+    // fix, edits in two files), which no single in-place edit can do.
+    let repo = Repo::new();
+    let patch = repo
+        .read("overlays/prod/memory.yaml")
+        .replace("            requests:\n              memory: 24Gi\n", "");
+    repo.write("overlays/prod/memory.yaml", &patch);
+    let mut want = repo.kubectl("overlays/prod");
+    let llm = object(&mut want, "Deployment", "llm");
+    *container(llm, &format!("{LLM}/limits/memory")) = "42Gi".into();
+    *container(llm, &format!("{LLM}/requests/memory")) = "42Gi".into();
+    let (_, _, stderr) = repo.gpulint(&[
+        "overlays/prod",
+        "--metrics",
+        "metrics.json",
+        "--select",
+        "MEM001",
+        "--fix",
+    ]);
+    assert!(
+        stderr.contains("fixed overlays/prod/gpulint-deployment-llm.yaml:14: MEM001"),
+        "{stderr}"
+    );
+    assert_eq!(repo.read("overlays/prod/memory.yaml"), patch);
+    assert_eq!(repo.kubectl("overlays/prod"), want);
+}
