@@ -4,11 +4,15 @@
 //! An object is identified by (apiVersion, kind, namespace, name) within its file; it "changed"
 //! when it is new, or its content differs from the same object at REF. Files are compared
 //! object by object, not line by line, so reformatting a neighbour does not drag it in.
+//!
+//! A render (a Kustomize overlay) is judged whole: it is in scope when any file it reads (a
+//! base, a patch, a kustomization) differs from its blob at REF, so a base change brings in
+//! every overlay that uses it, and an overlay's patch change that overlay only.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::Path;
 
-use git2::{ObjectType, Repository};
+use git2::{ObjectType, Oid, Repository};
 use serde_json::Value as Json;
 
 use crate::fix::edit::plain;
@@ -18,9 +22,11 @@ use crate::lint::Run;
 use crate::source::discover::Input;
 use crate::source::yaml::Stream;
 
-/// (file index, object identity) of every changed object.
+/// (file index, object identity) of every changed object, and the renders in scope.
 pub struct ChangedScope {
     changed: HashSet<(usize, ObjectRef)>,
+    /// Indices of the render units that read a changed file.
+    units: BTreeSet<usize>,
     /// Files read from REF, for the summary line.
     pub files_compared: usize,
 }
@@ -57,17 +63,31 @@ pub fn scope(run: &Run, reference: &str) -> Result<ChangedScope, String> {
         .and_then(|o| o.peel_to_tree())
         .map_err(|e| format!("--changed-since {reference}: {}", e.message()))?;
     let mut changed = HashSet::new();
+    // Files whose bytes differ from their blob at REF (or that are new there).
+    let mut changed_files = HashSet::new();
     let mut files_compared = 0;
     for (index, file) in run.files.iter().enumerate() {
         let now = identities(&file.stream);
         let Input::File(path) = &file.input else {
             // Stdin has no history: everything in it is new.
             changed.extend(now.into_keys().map(|id| (index, id)));
+            changed_files.insert(index);
             continue;
         };
-        let old_text = relative_to(path, &root)
+        let entry = relative_to(path, &root)
             .and_then(|rel| tree.get_path(Path::new(&rel)).ok())
-            .filter(|entry| entry.kind() == Some(ObjectType::Blob))
+            .filter(|entry| entry.kind() == Some(ObjectType::Blob));
+        // The blob ids compare the bytes without reading the old blob.
+        let same = entry.as_ref().is_some_and(|entry| {
+            std::fs::read(path)
+                .ok()
+                .and_then(|bytes| Oid::hash_object(ObjectType::Blob, &bytes).ok())
+                == Some(entry.id())
+        });
+        if !same {
+            changed_files.insert(index);
+        }
+        let old_text = entry
             .and_then(|entry| repo.find_blob(entry.id()).ok())
             .map(|blob| blob.content().to_vec());
         let before = match old_text {
@@ -83,17 +103,27 @@ pub fn scope(run: &Run, reference: &str) -> Result<ChangedScope, String> {
             }
         }
     }
+    let units = run
+        .units
+        .iter()
+        .enumerate()
+        .filter(|(_, unit)| unit.files.iter().any(|f| changed_files.contains(f)))
+        .map(|(i, _)| i)
+        .collect();
     Ok(ChangedScope {
         changed,
+        units,
         files_compared,
     })
 }
 
 impl ChangedScope {
-    /// Drops the findings of unchanged objects.
+    /// Drops the findings of unchanged objects, and of renders that read no changed file.
     pub fn retain(&self, run: &mut Run) {
-        run.findings
-            .retain(|f| self.changed.contains(&(f.file, f.object.clone())));
+        run.findings.retain(|f| match f.unit {
+            Some(unit) => self.units.contains(&unit),
+            None => self.changed.contains(&(f.file, f.object.clone())),
+        });
     }
 
     pub fn changed_objects(&self) -> usize {

@@ -118,7 +118,7 @@ pub fn plan(linter: &Linter, run: &Run, unsafe_fixes: bool) -> FixPlan {
             });
         }
     }
-    super::render::plan_units(run, &linter.render, unsafe_fixes, &mut plan);
+    super::render::plan_units(linter, run, unsafe_fixes, &mut plan);
     super::helm::plan_releases(linter, run, unsafe_fixes, &mut plan);
     plan
 }

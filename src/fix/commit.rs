@@ -45,6 +45,14 @@ pub fn commit(plan: &FixPlan, custom_message: Option<&str>) -> Result<Committed,
                 root.display()
             )
         })?;
+        if f.created {
+            // A new file (an overlay patch): it must not exist yet; `write` checks that again.
+            if f.path.exists() {
+                return Err(format!("{}: already exists (nothing written)", f.name));
+            }
+            paths.push(rel);
+            continue;
+        }
         let status = repo
             .status_file(std::path::Path::new(&rel))
             .map_err(|e| format!("{}: cannot read its git status: {e}", f.name))?;

@@ -47,12 +47,12 @@ pub fn diff(plan: &FixPlan) -> String {
     plan.files
         .iter()
         .map(|f| {
-            unified(
-                &f.original,
-                &f.fixed,
-                &format!("a/{}", f.name),
-                &format!("b/{}", f.name),
-            )
+            let old_name = if f.created {
+                "/dev/null".to_string()
+            } else {
+                format!("a/{}", f.name)
+            };
+            unified(&f.original, &f.fixed, &old_name, &format!("b/{}", f.name))
         })
         .collect()
 }

@@ -3,43 +3,40 @@
 //! A rendered field was written by one file: a base resource, a patch, or the kustomization.
 //! The fix edits that file when only this render reads it (the overlay's own patch, a base no
 //! other overlay uses); a file other renders also read (a shared base) is left alone and the fix
-//! becomes a strategic-merge patch added to the overlay (a new file and its `patches:` entry).
+//! becomes a strategic-merge patch added to the overlay (a new file and its `patches:` entry, or
+//! an entry more in the `gpulint-*.yaml` patch an earlier fix of this overlay wrote).
 //!
 //! Verification is by rendering again: the edited texts are rendered in memory and every
-//! rendered object must equal the original render plus exactly the intended changes. Nothing is
-//! written unless that holds.
+//! rendered object must equal the render before plus exactly the intended changes. Nothing is
+//! written unless that holds. Like plain files (`apply.rs`), a unit is fixed in rounds: after a
+//! verified round the new render is linted again and what is still fixable is fixed, so fixes
+//! that clash in one round (two insertions in one mapping) or that a fix uncovers land too.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde_json::Value as Json;
 
 use super::apply::{allowed, AppliedFix, FileFix, FixPlan, RejectedFix};
 use super::edit::{
-    apply, apply_change, column, line_end, newline, plain, Applicability, Edit, FieldChange, Fix,
-    Segment,
+    apply, apply_change, column, line_end, newline, overlaps, plain, Applicability, Edit,
+    FieldChange, Fix, Segment,
 };
-use crate::lint::{FileRole, Run};
-use crate::renders::{display_path, render_root, RenderSettings, RenderUnit, RunSources};
-use crate::rules::Finding;
-use crate::source::discover::Input;
-use crate::source::kustomize::to_yaml;
-use crate::source::yaml::{Entry, Node, ScalarKind, Value};
+use crate::lint::{repo_facts, FileRole, Linter, Run, SourceFile};
+use crate::renders::{display_path, render_root, RenderUnit, RunSources};
+use crate::rules::{Finding, RepoFacts};
+use crate::source::discover::{discover, Input};
+use crate::source::kustomize::{normalize, to_yaml};
+use crate::source::yaml::{Entry, Node, ScalarKind, Stream, Value};
+
+/// Re-lint rounds per render unit, as for plain files.
+const MAX_ROUNDS: usize = 10;
 
 /// Plans the fixes of every render unit into `plan`.
-pub(super) fn plan_units(
-    run: &Run,
-    settings: &RenderSettings,
-    unsafe_fixes: bool,
-    plan: &mut FixPlan,
-) {
-    // How many renders read each file: a file read by more than one is not edited.
-    let mut readers: HashMap<usize, usize> = HashMap::new();
-    for unit in &run.units {
-        for &f in &unit.files {
-            *readers.entry(f).or_default() += 1;
-        }
-    }
+pub(super) fn plan_units(linter: &Linter, run: &Run, unsafe_fixes: bool, plan: &mut FixPlan) {
+    let facts = repo_facts(&run.files, &run.units, &run.releases);
+    let mut readers: Option<HashMap<PathBuf, usize>> = None;
     for (index, unit) in run.units.iter().enumerate() {
         let findings: Vec<&Finding> = run
             .findings
@@ -57,191 +54,388 @@ pub(super) fn plan_units(
                 })
                 .count();
         }
-        let fixable: Vec<&Finding> = findings
+        let fixable: Vec<Finding> = findings
             .into_iter()
             .filter(|f| allowed(f, unsafe_fixes))
+            .cloned()
             .collect();
         if fixable.is_empty() {
             continue;
         }
-        let planner = UnitPlanner {
-            run,
-            unit,
-            settings,
-            readers: &readers,
-        };
-        planner.plan(&fixable, plan);
+        let readers = readers.get_or_insert_with(|| repo_readers(linter, run));
+        let mut state = UnitState::new(linter, run, &facts, readers, index, unit);
+        state.run(fixable, unsafe_fixes);
+        state.finish(plan);
     }
 }
 
-struct UnitPlanner<'r> {
-    run: &'r Run,
-    unit: &'r RenderUnit,
-    settings: &'r RenderSettings,
-    readers: &'r HashMap<usize, usize>,
+/// How many renders in the repository read each file (by normalized path): this run's and
+/// those of every other root of the repository, so a base that an overlay not linted in this
+/// run uses (`gpulint overlays/prod`, pre-commit's file arguments) is not edited for one overlay.
+/// A root used as a base by another is read through it, not counted on its own.
+fn repo_readers(linter: &Linter, run: &Run) -> HashMap<PathBuf, usize> {
+    let settings = &linter.render;
+    let path = |i: &usize| match &run.files.get(*i)?.input {
+        Input::File(p) => Some(normalize(p)),
+        Input::Stdin => None,
+    };
+    // Root folder -> (files read, kustomization folders of its bases).
+    let mut roots: BTreeMap<PathBuf, (Vec<PathBuf>, Vec<PathBuf>)> = run
+        .units
+        .iter()
+        .map(|u| {
+            let files = u.files.iter().filter_map(path).collect();
+            (u.dir.clone(), (files, u.bases.clone()))
+        })
+        .collect();
+    let ours: BTreeSet<PathBuf> = roots.keys().cloned().collect();
+    if let Some(repo) = &settings.boundary {
+        let sources = RunSources::new(&run.files, HashMap::new(), settings.boundary.clone());
+        let found = discover(std::slice::from_ref(repo), &linter.config, Some(repo));
+        for root in found.roots {
+            if roots.contains_key(&root) {
+                continue;
+            }
+            // A root that does not render is not linted either: it cannot be broken further.
+            let Ok(r) = render_root(&root, &sources, settings) else {
+                continue;
+            };
+            let bases = r
+                .kustomizations
+                .iter()
+                .filter(|k| **k != r.kustomization)
+                .filter_map(|k| k.parent().map(normalize))
+                .collect();
+            let files = r.files.iter().map(|p| normalize(p)).collect();
+            roots.insert(root, (files, bases));
+        }
+    }
+    let used_as_base: BTreeSet<PathBuf> = roots
+        .values()
+        .flat_map(|(_, bases)| bases.iter().cloned())
+        .collect();
+    let mut readers: HashMap<PathBuf, usize> = HashMap::new();
+    for (dir, (files, _)) in &roots {
+        if used_as_base.contains(dir) && !ours.contains(dir) {
+            continue;
+        }
+        for f in files {
+            *readers.entry(f.clone()).or_default() += 1;
+        }
+    }
+    readers
 }
 
-/// The texts a set of fixes produces: edited files by run index, new files by path.
-#[derive(Default, Clone)]
+/// Where a fix is written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    /// Its edits, in the file that wrote the field.
+    InPlace,
+    /// Its changes, as a strategic-merge patch of the overlay.
+    Patch,
+}
+
+/// The texts a set of fixes produces: edited files by index, new files by path.
+#[derive(Default)]
 struct Outcome {
     edited: BTreeMap<usize, String>,
     created: BTreeMap<PathBuf, String>,
 }
 
-impl<'r> UnitPlanner<'r> {
-    fn path_of(&self, file: usize) -> Option<&'r Path> {
-        match &self.run.files.get(file)?.input {
+/// A verified set of fixes: the files with their texts, and the render they give.
+struct Attempt {
+    files: Vec<SourceFile>,
+    created: Vec<usize>,
+    objects: Vec<Node>,
+    reads: Vec<usize>,
+}
+
+/// One unit being fixed: its files and render as fixed by the rounds so far.
+struct UnitState<'r> {
+    linter: &'r Linter,
+    run: &'r Run,
+    facts: &'r RepoFacts,
+    /// Renders of the repository reading each file (see `repo_readers`).
+    readers: &'r HashMap<PathBuf, usize>,
+    index: usize,
+    unit: &'r RenderUnit,
+    /// The run's files with this unit's fixes so far; files the fixes create (and any the
+    /// renders read beyond the run's) are appended, so `SourceId`s of new renders index it.
+    files: Vec<SourceFile>,
+    /// Indices in `files` of the new files the fixes wrote.
+    created: BTreeSet<usize>,
+    objects: Vec<Node>,
+    /// Indices of the files the current render reads.
+    reads: Vec<usize>,
+    applied: BTreeMap<usize, Vec<AppliedFix>>,
+    rejected: Vec<RejectedFix>,
+    /// Fixes that failed verification once: never retried.
+    dropped: HashSet<(&'static str, String)>,
+}
+
+fn copy(f: &SourceFile) -> SourceFile {
+    SourceFile {
+        input: f.input.clone(),
+        name: f.name.clone(),
+        stream: f.stream.clone(),
+        role: f.role,
+    }
+}
+
+fn fix_id(f: &Finding) -> (&'static str, String) {
+    let desc = f
+        .fix
+        .as_ref()
+        .map(|x| x.description.clone())
+        .unwrap_or_default();
+    (f.rule.id, format!("{}:{desc}", f.object.display_name()))
+}
+
+impl<'r> UnitState<'r> {
+    fn new(
+        linter: &'r Linter,
+        run: &'r Run,
+        facts: &'r RepoFacts,
+        readers: &'r HashMap<PathBuf, usize>,
+        index: usize,
+        unit: &'r RenderUnit,
+    ) -> Self {
+        UnitState {
+            linter,
+            run,
+            facts,
+            readers,
+            index,
+            unit,
+            files: run.files.iter().map(copy).collect(),
+            created: BTreeSet::new(),
+            objects: unit.objects.clone(),
+            reads: unit.files.clone(),
+            applied: BTreeMap::new(),
+            rejected: Vec::new(),
+            dropped: HashSet::new(),
+        }
+    }
+
+    fn path_of(&self, file: usize) -> Option<&Path> {
+        match &self.files.get(file)?.input {
             Input::File(p) => Some(p),
             Input::Stdin => None,
         }
     }
 
-    /// A file this render alone reads, that a fix may edit.
-    fn editable(&self, file: usize) -> bool {
-        self.readers.get(&file) == Some(&1)
-            && self.unit.files.contains(&file)
-            && self
-                .run
-                .files
-                .get(file)
-                .is_some_and(|f| f.role != FileRole::Plain)
+    fn text_of(&self, file: usize) -> Option<&str> {
+        self.files.get(file).map(|f| &*f.stream.text)
     }
 
-    fn plan(&self, findings: &[&Finding], plan: &mut FixPlan) {
-        // One fix per field: two rules asking for the same change are one edit.
-        let mut picked: Vec<&Finding> = Vec::new();
-        for f in findings {
-            let Some(fix) = &f.fix else { continue };
-            let clashes = picked.iter().any(|p| {
-                p.fix
-                    .as_ref()
-                    .is_some_and(|q| fix.document == q.document && touches_same(fix, q))
-            });
-            if !clashes {
-                picked.push(f);
-            }
+    /// A file this render alone reads, that a fix may edit: a patch this unit's fixes wrote,
+    /// or a run file no other render reads.
+    fn editable(&self, file: usize) -> bool {
+        if self.created.contains(&file) {
+            return true;
         }
-        let mut good: Vec<&Finding> = Vec::new();
-        for f in &picked {
-            match self
-                .outcome(&[f])
-                .and_then(|o| self.verify(&[f], &o).map(|()| o))
-            {
-                Ok(_) => good.push(f),
-                Err(reason) => plan.rejected.push(self.rejected(f, reason)),
-            }
-        }
-        if good.is_empty() {
-            return;
-        }
-        let outcome = match self
-            .outcome(&good)
-            .and_then(|o| self.verify(&good, &o).map(|()| o))
-        {
-            Ok(o) => o,
-            Err(reason) => {
-                for f in &good {
-                    plan.rejected.push(self.rejected(f, reason.clone()));
+        let read_once = self
+            .path_of(file)
+            .is_some_and(|p| self.readers.get(&normalize(p)) == Some(&1));
+        file < self.run.files.len()
+            && read_once
+            && self.reads.contains(&file)
+            && self.files[file].role != FileRole::Plain
+    }
+
+    fn in_place_possible(&self, fix: &Fix) -> bool {
+        !fix.edits.is_empty() && fix.source.index().is_some_and(|i| self.editable(i))
+    }
+
+    fn run(&mut self, mut findings: Vec<Finding>, unsafe_fixes: bool) {
+        for _ in 0..MAX_ROUNDS {
+            findings.retain(|f| allowed(f, unsafe_fixes) && !self.dropped.contains(&fix_id(f)));
+            // One fix per field, and no two in-place edits on one spot: the rest wait a round.
+            let mut picked: Vec<&Finding> = Vec::new();
+            for f in &findings {
+                let Some(fix) = &f.fix else { continue };
+                let clashes = picked.iter().filter_map(|p| p.fix.as_ref()).any(|q| {
+                    (fix.document == q.document && touches_same(fix, q))
+                        || (fix.source == q.source && overlaps(fix, q))
+                });
+                if !clashes {
+                    picked.push(f);
                 }
+            }
+            let mut good: Vec<(&Finding, Mode)> = Vec::new();
+            for f in picked {
+                match self.mode_for(f) {
+                    Ok(mode) => good.push((f, mode)),
+                    Err(reason) => self.reject(f, reason),
+                }
+            }
+            if good.is_empty() {
                 return;
             }
-        };
-        for (file, fixed) in outcome.edited {
-            let Some(path) = self.path_of(file) else {
-                continue;
+            // Together; when they interfere, keep each that still verifies with those before
+            // it, and leave the others to the next round.
+            let (used, attempt) = match self.attempt(&good) {
+                Ok(a) => (good, a),
+                Err(_) => {
+                    let mut used: Vec<(&Finding, Mode)> = Vec::new();
+                    let mut last = None;
+                    for g in good {
+                        let mut trial = used.clone();
+                        trial.push(g);
+                        if let Ok(a) = self.attempt(&trial) {
+                            used = trial;
+                            last = Some(a);
+                        }
+                    }
+                    match last {
+                        Some(a) => (used, a),
+                        None => return,
+                    }
+                }
             };
-            let source = &self.run.files[file];
-            let applied = good
-                .iter()
-                .filter(|f| {
-                    f.file == file
-                        || f.fix
-                            .as_ref()
-                            .is_some_and(|x| x.source.index() == Some(file))
-                })
-                .map(|f| self.applied(f))
-                .collect();
-            plan.files.push(FileFix {
-                path: path.to_path_buf(),
-                name: source.name.clone(),
-                original: source.stream.text.to_string(),
-                fixed,
-                applied,
-                created: false,
-            });
-        }
-        for (path, text) in outcome.created {
-            let applied = good
-                .iter()
-                .filter(|f| f.fix.as_ref().is_some_and(|x| !self.edits_in_place(x)))
-                .map(|f| self.applied(f))
-                .collect();
-            plan.files.push(FileFix {
-                name: display_path(&path),
-                path,
-                original: String::new(),
-                fixed: text,
-                applied,
-                created: true,
-            });
+            let used: Vec<Finding> = used.into_iter().map(|(f, _)| f.clone()).collect();
+            self.commit(&used, attempt);
+            findings = self.relint();
         }
     }
 
-    fn applied(&self, f: &Finding) -> AppliedFix {
-        let line = self
-            .run
-            .files
-            .get(f.file)
-            .map_or(0, |file| file.stream.line_col(f.span.start).0);
-        AppliedFix {
-            rule: f.rule.id,
-            line,
-            object: format!("{} (render of {})", f.object.display_name(), self.unit.name),
-            description: f
-                .fix
-                .as_ref()
-                .map(|x| x.description.clone())
-                .unwrap_or_default(),
+    /// How a fix can be written on its own: at its origin when this render alone reads that
+    /// file, else (or when the edit there does not verify) as an overlay patch.
+    fn mode_for(&self, f: &Finding) -> Result<Mode, String> {
+        let fix = f.fix.as_ref().ok_or("no fix")?;
+        let mut first = None;
+        if self.in_place_possible(fix) {
+            match self.attempt(&[(f, Mode::InPlace)]) {
+                Ok(_) => return Ok(Mode::InPlace),
+                Err(e) => first = Some(e),
+            }
+        }
+        match self.attempt(&[(f, Mode::Patch)]) {
+            Ok(_) => Ok(Mode::Patch),
+            Err(e) => Err(first.unwrap_or(e)),
         }
     }
 
-    fn rejected(&self, f: &Finding, reason: String) -> RejectedFix {
-        let file = self.run.files.get(f.file);
-        RejectedFix {
+    fn attempt(&self, fixes: &[(&Finding, Mode)]) -> Result<Attempt, String> {
+        let outcome = self.outcome(fixes)?;
+        self.verify(fixes, outcome)
+    }
+
+    fn reject(&mut self, f: &Finding, reason: String) {
+        let file = self.files.get(f.file);
+        self.rejected.push(RejectedFix {
             file: file.map(|x| x.name.clone()).unwrap_or_default(),
             line: file.map_or(0, |x| x.stream.line_col(f.span.start).0),
             rule: f.rule.id,
             reason,
+        });
+        self.dropped.insert(fix_id(f));
+    }
+
+    /// Takes a verified round: its texts and render become the state; each fix is reported at
+    /// the line of the field it set, in the file that now sets it.
+    fn commit(&mut self, used: &[Finding], attempt: Attempt) {
+        self.files = attempt.files;
+        self.created.extend(attempt.created);
+        self.objects = attempt.objects;
+        self.reads = attempt.reads;
+        for f in used {
+            let Some(fix) = &f.fix else { continue };
+            let set = fix.changes.first().and_then(|c| {
+                self.objects
+                    .get(fix.document)
+                    .and_then(|o| changed_node(o, c))
+            });
+            let (file, line) = match set.and_then(|n| n.span.source.index().map(|i| (i, n))) {
+                Some((i, node)) => (i, self.files[i].stream.line_col(node.span.start).0),
+                None => (self.unit.home, 0),
+            };
+            self.applied.entry(file).or_default().push(AppliedFix {
+                rule: f.rule.id,
+                line,
+                object: format!("{} (render of {})", f.object.display_name(), self.unit.name),
+                description: fix.description.clone(),
+            });
         }
     }
 
-    fn edits_in_place(&self, fix: &Fix) -> bool {
-        !fix.edits.is_empty() && fix.source.index().is_some_and(|i| self.editable(i))
+    /// Lints the current render again: its fixable findings are the next round's.
+    fn relint(&self) -> Vec<Finding> {
+        let texts: Vec<Arc<str>> = self.files.iter().map(|f| f.stream.text.clone()).collect();
+        let unit = RenderUnit {
+            objects: self.objects.clone(),
+            files: self.reads.clone(),
+            ..self.unit.clone()
+        };
+        self.linter
+            .lint_unit(self.facts, &self.files, &texts, self.index, &unit)
     }
 
-    /// The texts the fixes produce: edits at their origins, the rest as an overlay patch.
-    fn outcome(&self, findings: &[&Finding]) -> Result<Outcome, String> {
+    /// The files changed by the rounds, as the plan's file fixes.
+    fn finish(self, plan: &mut FixPlan) {
+        let UnitState {
+            run,
+            files,
+            created,
+            mut applied,
+            rejected,
+            ..
+        } = self;
+        plan.rejected.extend(rejected);
+        let first = plan.files.len();
+        for (i, file) in files.into_iter().enumerate() {
+            let Input::File(path) = file.input else {
+                continue;
+            };
+            let is_new = created.contains(&i);
+            let original = match run.files.get(i) {
+                Some(f) => f.stream.text.to_string(),
+                None if is_new => String::new(),
+                None => continue,
+            };
+            if *file.stream.text == *original {
+                continue;
+            }
+            plan.files.push(FileFix {
+                name: if is_new {
+                    display_path(&path)
+                } else {
+                    file.name
+                },
+                path,
+                original,
+                fixed: file.stream.text.to_string(),
+                applied: applied.remove(&i).unwrap_or_default(),
+                created: is_new,
+            });
+        }
+        // A fix whose field could not be found again still counts: with the unit's first file.
+        if let Some(f) = plan.files.get_mut(first) {
+            f.applied.extend(applied.into_values().flatten());
+        }
+    }
+
+    /// The texts the fixes produce: edits at their origins, the rest as overlay patches.
+    fn outcome(&self, fixes: &[(&Finding, Mode)]) -> Result<Outcome, String> {
         let mut out = Outcome::default();
         let mut by_file: BTreeMap<usize, Vec<Edit>> = BTreeMap::new();
         let mut patched: BTreeMap<usize, Vec<&FieldChange>> = BTreeMap::new();
-        for f in findings {
+        for (f, mode) in fixes {
             let Some(fix) = &f.fix else { continue };
-            if self.edits_in_place(fix) {
-                if let Some(file) = fix.source.index() {
-                    by_file
-                        .entry(file)
-                        .or_default()
-                        .extend(fix.edits.iter().cloned());
-                }
-            } else {
-                patched
+            match (mode, fix.source.index()) {
+                (Mode::InPlace, Some(file)) => by_file
+                    .entry(file)
+                    .or_default()
+                    .extend(fix.edits.iter().cloned()),
+                (Mode::InPlace, None) => return Err("the fix has no file to edit".into()),
+                (Mode::Patch, _) => patched
                     .entry(fix.document)
                     .or_default()
-                    .extend(fix.changes.iter());
+                    .extend(fix.changes.iter()),
             }
         }
         for (file, edits) in by_file {
-            let text = &self.run.files[file].stream.text;
+            let text = self.text_of(file).ok_or("file not found")?;
             let fixed = apply(text, &edits).ok_or("the edits overlap")?;
             out.edited.insert(file, fixed);
         }
@@ -251,79 +445,101 @@ impl<'r> UnitPlanner<'r> {
         Ok(out)
     }
 
-    /// Writes one strategic-merge patch file per object into the overlay and lists them under
-    /// the kustomization's `patches:`.
+    /// Writes the changes of each object as a strategic-merge patch of the overlay: into the
+    /// `gpulint-<kind>-<name>.yaml` this overlay already applies when there is one, else into a
+    /// new file listed under the kustomization's `patches:`.
     fn overlay_patches(
         &self,
         patched: &BTreeMap<usize, Vec<&FieldChange>>,
         out: &mut Outcome,
     ) -> Result<(), String> {
         let home = self.unit.home;
+        if !self.editable(home) {
+            return Err("the overlay's kustomization is read by other renders too".into());
+        }
         let kustomization = self.path_of(home).ok_or("no kustomization file")?;
         let dir = kustomization.parent().unwrap_or(Path::new("."));
-        let root = self.run.files[home]
+        let root = self.files[home]
             .stream
             .documents
             .first()
             .map(|d| d.root.clone())
             .ok_or("the kustomization is empty")?;
-        let mut text = out
-            .edited
-            .get(&home)
-            .cloned()
-            .unwrap_or_else(|| self.run.files[home].stream.text.to_string());
         let mut entries = Vec::new();
         for (&document, changes) in patched {
-            let object = self.unit.objects.get(document).ok_or("object not found")?;
-            let patch = strategic_patch(object, changes, &root)?;
-            let kind = patch
-                .get_str("kind")
-                .unwrap_or("object")
-                .to_ascii_lowercase();
-            let name = patch
-                .get("metadata")
-                .and_then(|m| m.get_str("name"))
-                .unwrap_or("unnamed")
-                .to_string();
-            let mut file = format!("gpulint-{kind}-{name}.yaml");
+            let object = self.objects.get(document).ok_or("object not found")?;
+            let (kind, name) = patch_names(object, &root)?;
+            let base = format!("gpulint-{}-{name}", kind.to_ascii_lowercase());
+            // An earlier fix's patch of this object, applied by this overlay: extend it.
+            let own = dir.join(format!("{base}.yaml"));
+            let ours = self
+                .reads
+                .iter()
+                .copied()
+                .filter(|&i| self.editable(i))
+                .find(|&i| self.path_of(i).map(normalize) == Some(normalize(&own)));
+            if let Some(i) = ours {
+                let text = out
+                    .edited
+                    .get(&i)
+                    .cloned()
+                    .unwrap_or_else(|| self.files[i].stream.text.to_string());
+                out.edited
+                    .insert(i, extend_patch(&text, object, changes, &kind, &name)?);
+                continue;
+            }
+            let mut file = format!("{base}.yaml");
             let mut n = 2;
             while dir.join(&file).exists() || out.created.contains_key(&dir.join(&file)) {
-                file = format!("gpulint-{kind}-{name}-{n}.yaml");
+                file = format!("{base}-{n}.yaml");
                 n += 1;
             }
-            let mut body = format!(
-                "# Added by `gpulint --fix` for this overlay only: the base it patches is shared\n\
-                 # with other overlays.\n{}",
-                to_yaml(std::slice::from_ref(&patch))
-            );
+            let mut patch = strategic_patch(object, &root)?;
+            for change in changes {
+                set_change(&mut patch, object, change)?;
+            }
+            let mut body = format!("{PATCH_HEADER}{}", to_yaml(std::slice::from_ref(&patch)));
             if !body.ends_with('\n') {
                 body.push('\n');
             }
             out.created.insert(dir.join(&file), body);
             entries.push(file);
         }
-        text = add_patch_entries(&text, &entries)?;
-        out.edited.insert(home, text);
+        if !entries.is_empty() {
+            let text = out
+                .edited
+                .get(&home)
+                .cloned()
+                .unwrap_or_else(|| self.files[home].stream.text.to_string());
+            out.edited.insert(home, add_patch_entries(&text, &entries)?);
+        }
         Ok(())
     }
 
-    /// Renders again with the fixed texts: every object must equal the original plus exactly
-    /// the intended changes.
-    fn verify(&self, findings: &[&Finding], outcome: &Outcome) -> Result<(), String> {
-        let mut overrides: HashMap<PathBuf, String> = HashMap::new();
-        for (file, text) in &outcome.edited {
-            if let Some(p) = self.path_of(*file) {
-                overrides.insert(p.to_path_buf(), text.clone());
-            }
+    /// Renders the fixed texts in memory: every object must equal the current render plus
+    /// exactly the intended changes.
+    fn verify(&self, fixes: &[(&Finding, Mode)], outcome: Outcome) -> Result<Attempt, String> {
+        let mut files: Vec<SourceFile> = self.files.iter().map(copy).collect();
+        for (file, text) in outcome.edited {
+            let f = files.get_mut(file).ok_or("file not found")?;
+            f.stream = Arc::new(Stream::parse(&text));
         }
-        for (p, text) in &outcome.created {
-            overrides.insert(p.clone(), text.clone());
+        let mut created = Vec::new();
+        for (path, text) in outcome.created {
+            created.push(files.len());
+            files.push(SourceFile {
+                name: display_path(&path),
+                input: Input::File(path),
+                stream: Arc::new(Stream::parse(&text)),
+                role: FileRole::Rendered,
+            });
         }
-        let sources = RunSources::new(&self.run.files, overrides, self.settings.boundary.clone());
-        let rendered = render_root(&self.unit.dir, &sources, self.settings)
+        let settings = &self.linter.render;
+        let sources = RunSources::new(&files, HashMap::new(), settings.boundary.clone());
+        let rendered = render_root(&self.unit.dir, &sources, settings)
             .map_err(|e| format!("the fixed overlay does not render: {}", e.message))?;
-        let mut expected: Vec<Json> = self.unit.objects.iter().map(plain).collect();
-        for f in findings {
+        let mut expected: Vec<Json> = self.objects.iter().map(plain).collect();
+        for (f, _) in fixes {
             let Some(fix) = &f.fix else { continue };
             let doc = expected.get_mut(fix.document).ok_or("object not found")?;
             for change in &fix.changes {
@@ -338,8 +554,51 @@ impl<'r> UnitPlanner<'r> {
                     .into(),
             );
         }
-        Ok(())
+        // Files the render read beyond these (none expected) keep the indices it gave them.
+        for (path, stream) in sources.added() {
+            files.push(SourceFile {
+                name: display_path(&path),
+                input: Input::File(path),
+                stream,
+                role: FileRole::Support,
+            });
+        }
+        let reads = rendered
+            .files
+            .iter()
+            .filter_map(|p| sources.index_of(p))
+            .collect();
+        Ok(Attempt {
+            files,
+            created,
+            objects: rendered.objects,
+            reads,
+        })
     }
+}
+
+const PATCH_HEADER: &str =
+    "# Added by `gpulint --fix` for this overlay only: the base it patches is shared\n\
+                            # with other overlays.\n";
+
+/// The node a change set, in the object after the change.
+fn changed_node<'n>(object: &'n Node, change: &FieldChange) -> Option<&'n Node> {
+    let path: Vec<Segment> = match change {
+        FieldChange::Set { path, .. } => path.clone(),
+        FieldChange::Rename { path, to } => {
+            let mut p = path.clone();
+            *p.last_mut()? = Segment::Key(to.clone());
+            p
+        }
+    };
+    let mut node = object;
+    for seg in &path {
+        node = match seg {
+            Segment::Key(k) => node.get(k)?,
+            Segment::Index(i) => node.as_seq()?.get(*i)?,
+        };
+    }
+    Some(node)
 }
 
 /// Whether two fixes write the same field.
@@ -437,16 +696,9 @@ fn set_in_patch(
     }
 }
 
-/// A strategic-merge patch of `object` that makes `changes`, addressed by the object's name
-/// before the overlay's own prefix and suffix (kustomize matches patches on that name).
-fn strategic_patch(
-    object: &Node,
-    changes: &[&FieldChange],
-    kustomization: &Node,
-) -> Result<Node, String> {
-    let api_version = object
-        .get_str("apiVersion")
-        .ok_or("object without apiVersion")?;
+/// The kind and the name a patch of `object` addresses: the name before the overlay's own
+/// prefix and suffix (kustomize matches patches on that name).
+fn patch_names(object: &Node, kustomization: &Node) -> Result<(String, String), String> {
     let kind = object.get_str("kind").ok_or("object without kind")?;
     let metadata = object.get("metadata").ok_or("object without metadata")?;
     let mut name = metadata.get_str("name").ok_or("object without a name")?;
@@ -456,38 +708,78 @@ fn strategic_patch(
     if let Some(suffix) = kustomization.get_str("nameSuffix") {
         name = name.strip_suffix(suffix).unwrap_or(name);
     }
-    let mut meta = vec![("name".to_string(), Node::scalar(name, ScalarKind::Str))];
-    if let Some(ns) = metadata.get_str("namespace") {
+    Ok((kind.to_string(), name.to_string()))
+}
+
+/// An empty strategic-merge patch of `object`: its apiVersion, kind and metadata.
+fn strategic_patch(object: &Node, kustomization: &Node) -> Result<Node, String> {
+    let api_version = object
+        .get_str("apiVersion")
+        .ok_or("object without apiVersion")?;
+    let (kind, name) = patch_names(object, kustomization)?;
+    let mut meta = vec![("name".to_string(), Node::scalar(&name, ScalarKind::Str))];
+    let namespace = object.get("metadata").and_then(|m| m.get_str("namespace"));
+    if let Some(ns) = namespace {
         if kustomization.get("namespace").is_none() {
             meta.push(("namespace".into(), Node::scalar(ns, ScalarKind::Str)));
         }
     }
-    let mut patch = map_node(vec![
+    Ok(map_node(vec![
         (
             "apiVersion".into(),
             Node::scalar(api_version, ScalarKind::Str),
         ),
-        ("kind".into(), Node::scalar(kind, ScalarKind::Str)),
+        ("kind".into(), Node::scalar(&kind, ScalarKind::Str)),
         ("metadata".into(), map_node(meta)),
-    ]);
-    for change in changes {
-        let FieldChange::Set { path, value } = change else {
-            return Err("only value changes can be written as an overlay patch".into());
-        };
-        let kind = if value.bytes().all(|b| b.is_ascii_digit()) && !value.is_empty() {
-            ScalarKind::Int
-        } else {
-            ScalarKind::Str
-        };
-        set_in_patch(&mut patch, object, path, value, kind)?;
+    ]))
+}
+
+/// Writes one change into a strategic-merge patch.
+fn set_change(patch: &mut Node, object: &Node, change: &FieldChange) -> Result<(), String> {
+    let FieldChange::Set { path, value } = change else {
+        return Err("only value changes can be written as an overlay patch".into());
+    };
+    let kind = if value.bytes().all(|b| b.is_ascii_digit()) && !value.is_empty() {
+        ScalarKind::Int
+    } else {
+        ScalarKind::Str
+    };
+    set_in_patch(patch, object, path, value, kind)
+}
+
+/// Adds `changes` to a `gpulint-*.yaml` patch an earlier fix wrote (one document addressing
+/// `kind`/`name`), keeping its leading comment.
+fn extend_patch(
+    text: &str,
+    object: &Node,
+    changes: &[&FieldChange],
+    kind: &str,
+    name: &str,
+) -> Result<String, String> {
+    let stream = Stream::parse(text);
+    let [doc] = stream.documents.as_slice() else {
+        return Err("the gpulint patch of this object is not one document".into());
+    };
+    let mut patch = doc.root.clone();
+    let addressed = patch.get_str("kind") == Some(kind)
+        && patch.get("metadata").and_then(|m| m.get_str("name")) == Some(name);
+    if stream.error.is_some() || !addressed {
+        return Err("the gpulint patch of this object was changed by hand; fix it by hand".into());
     }
-    Ok(patch)
+    for change in changes {
+        set_change(&mut patch, object, change)?;
+    }
+    let header: String = text
+        .split_inclusive('\n')
+        .take_while(|l| l.starts_with('#'))
+        .collect();
+    Ok(format!("{header}{}", to_yaml(std::slice::from_ref(&patch))))
 }
 
 /// Lists `files` under the kustomization's `patches:` (created when missing), in the style of
 /// its other lists.
 fn add_patch_entries(text: &str, files: &[String]) -> Result<String, String> {
-    let stream = crate::source::yaml::Stream::parse(text);
+    let stream = Stream::parse(text);
     let root = stream
         .documents
         .first()
@@ -504,11 +796,15 @@ fn add_patch_entries(text: &str, files: &[String]) -> Result<String, String> {
             .ok_or("`patches:` is empty; add the patch by hand")?;
         // `- path: x`: the dash sits two columns before the item's content.
         let dash = column(text, items[0].span.start).saturating_sub(2);
-        let at = line_end(text, last.span.end);
-        let body: String = files
-            .iter()
-            .map(|f| format!("{nl}{}- path: {f}", " ".repeat(dash)))
-            .collect();
+        let entry = |f: &String| format!("{}- path: {f}", " ".repeat(dash));
+        // A block scalar (`- patch: |`) ends after its line break: the entry starts a line.
+        let (at, body) = if text[..last.span.end].ends_with(['\n', '\r']) {
+            let body: String = files.iter().map(|f| format!("{}{nl}", entry(f))).collect();
+            (last.span.end, body)
+        } else {
+            let body: String = files.iter().map(|f| format!("{nl}{}", entry(f))).collect();
+            (line_end(text, last.span.end), body)
+        };
         return apply(
             text,
             &[Edit {
