@@ -20,6 +20,7 @@ use crate::fix::patch::{relative_to, repo_root};
 use crate::k8s::workload::{objects, ObjectRef};
 use crate::lint::Run;
 use crate::source::discover::Input;
+use crate::source::helm::ValuesSource;
 use crate::source::yaml::Stream;
 
 /// (file index, object identity) of every changed object, and the renders in scope.
@@ -27,6 +28,8 @@ pub struct ChangedScope {
     changed: HashSet<(usize, ObjectRef)>,
     /// Indices of the render units that read a changed file.
     units: BTreeSet<usize>,
+    /// Indices of the Helm releases whose chart, values or declaring manifest changed.
+    releases: BTreeSet<usize>,
     /// Files read from REF, for the summary line.
     pub files_compared: usize,
 }
@@ -110,19 +113,70 @@ pub fn scope(run: &Run, reference: &str) -> Result<ChangedScope, String> {
         .filter(|(_, unit)| unit.files.iter().any(|f| changed_files.contains(f)))
         .map(|(i, _)| i)
         .collect();
+    let releases = run
+        .releases
+        .iter()
+        .enumerate()
+        .filter(|(_, unit)| {
+            let release = &unit.release;
+            let mut inputs = files_under(&release.chart);
+            for source in &release.values {
+                inputs.push(match source {
+                    ValuesSource::File(p) => p.clone(),
+                    ValuesSource::Inline { file, .. } => file.clone(),
+                });
+            }
+            inputs.extend(release.declared_in.clone());
+            inputs.iter().any(|p| differs_from(&tree, &root, p))
+        })
+        .map(|(i, _)| i)
+        .collect();
     Ok(ChangedScope {
         changed,
         units,
+        releases,
         files_compared,
     })
+}
+
+/// Whether a file's bytes differ from its blob at the reference tree (or it is new there).
+fn differs_from(tree: &git2::Tree, root: &Path, path: &Path) -> bool {
+    let entry = relative_to(path, root)
+        .and_then(|rel| tree.get_path(Path::new(&rel)).ok())
+        .filter(|entry| entry.kind() == Some(ObjectType::Blob));
+    let now = std::fs::read(path)
+        .ok()
+        .and_then(|bytes| Oid::hash_object(ObjectType::Blob, &bytes).ok());
+    entry.map(|e| e.id()) != now
+}
+
+/// Every file below a folder (a chart: templates, helpers, values, subcharts).
+fn files_under(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            match e.file_type() {
+                Ok(t) if t.is_dir() => stack.push(p),
+                Ok(t) if t.is_file() => out.push(p),
+                _ => {}
+            }
+        }
+    }
+    out
 }
 
 impl ChangedScope {
     /// Drops the findings of unchanged objects, and of renders that read no changed file.
     pub fn retain(&self, run: &mut Run) {
-        run.findings.retain(|f| match f.unit {
-            Some(unit) => self.units.contains(&unit),
-            None => self.changed.contains(&(f.file, f.object.clone())),
+        run.findings.retain(|f| match (f.unit, f.release) {
+            (Some(unit), _) => self.units.contains(&unit),
+            (None, Some(release)) => self.releases.contains(&release),
+            (None, None) => self.changed.contains(&(f.file, f.object.clone())),
         });
     }
 

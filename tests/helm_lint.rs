@@ -336,3 +336,67 @@ fn pre_rendered_output_names_each_objects_template() {
         );
     }
 }
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .current_dir(dir)
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn changed_since_keeps_a_release_when_its_values_or_chart_changed() {
+    let Some(helm) = helm() else { return };
+    let helm = helm.to_str().unwrap();
+    let repo = repo(VALUES);
+    let dir = repo.path();
+    git(dir, &["init", "-q"]);
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", "base"]);
+    let args = [
+        "--helm",
+        helm,
+        "--metrics",
+        "metrics.json",
+        "--format",
+        "json",
+        "--changed-since",
+        "HEAD",
+        ".",
+    ];
+    // Nothing changed: the release is out of scope.
+    let (code, out, err) = gpulint(dir, &args);
+    assert_eq!(code, 0, "{err}");
+    assert!(findings(&out).is_empty(), "{out}");
+    // A values file the release reads changed: its findings are back.
+    fs::write(
+        dir.join("values-prod.yaml"),
+        VALUES.replace("replicaCount: 1", "replicaCount: 2"),
+    )
+    .unwrap();
+    let (code, out, err) = gpulint(dir, &args);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        findings(&out).iter().any(|f| f["rule"] == "MEM001"),
+        "{out}"
+    );
+    // A template helper of the chart changed (not a file any finding points at): in scope too.
+    git(dir, &["checkout", "-q", "--", "values-prod.yaml"]);
+    let helpers = dir.join("charts/vllm-stack/templates/_helpers.tpl");
+    let mut text = fs::read_to_string(&helpers).unwrap();
+    text.push_str("\n{{/* reviewed */}}\n");
+    fs::write(&helpers, text).unwrap();
+    let (code, out, err) = gpulint(dir, &args);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        findings(&out).iter().any(|f| f["rule"] == "MEM001"),
+        "{out}"
+    );
+}

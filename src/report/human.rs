@@ -175,7 +175,11 @@ pub fn render(run: &Run, color: bool) -> String {
         if let Some((index, offset)) = e.source.filter(|(i, o)| drawable(&run.files[*i], *o)) {
             let file = &run.files[index];
             let diagnostic = miette::MietteDiagnostic::new(e.message.clone())
-                .with_code("error[input] invalid YAML")
+                .with_code(if e.message.starts_with("kustomize:") {
+                    "error[input] kustomize render failed"
+                } else {
+                    "error[input] invalid YAML"
+                })
                 .with_label(LabeledSpan::at_offset(offset, "here"));
             let report =
                 miette::Report::new(diagnostic).with_source_code(Window::new(file, offset));
