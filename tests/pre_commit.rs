@@ -375,5 +375,56 @@ fn hooks_lint_and_fix_through_real_pre_commit() {
     assert!(!r.output.contains("files were modified"), "{}", r.output);
     assert_eq!(fs::read_to_string(dir.join("clean.yaml")).unwrap(), clean);
 
+    // 4. A file that belongs to a kustomization is linted through the kustomization's render:
+    // the overlay's partial patch (a GPU request, the limit is in the base) is not a GPU001 on
+    // its own; rendered, the request 2 against the base's limit 1 is a GPU002, reported in the
+    // patch at the request's line.
+    fs::create_dir_all(dir.join("base")).unwrap();
+    fs::create_dir_all(dir.join("overlays/prod")).unwrap();
+    fs::write(
+        dir.join("base/kustomization.yaml"),
+        "resources:\n- deploy.yaml\n",
+    )
+    .unwrap();
+    fs::write(
+        dir.join("base/deploy.yaml"),
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: llm\nspec:\n  template:\n    spec:\n      containers:\n      - name: vllm\n        image: vllm/vllm-openai\n        resources:\n          requests: {cpu: \"4\", memory: 16Gi}\n          limits: {cpu: \"4\", memory: 16Gi, nvidia.com/gpu: 1}\n",
+    )
+    .unwrap();
+    fs::write(
+        dir.join("overlays/prod/kustomization.yaml"),
+        "namespace: prod\nresources:\n- ../../base\npatches:\n- path: gpus.yaml\n",
+    )
+    .unwrap();
+    fs::write(
+        dir.join("overlays/prod/gpus.yaml"),
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: llm\nspec:\n  template:\n    spec:\n      containers:\n      - name: vllm\n        resources:\n          requests:\n            nvidia.com/gpu: 2\n",
+    )
+    .unwrap();
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", "overlay"]);
+    let r = run("gpulint", &["overlays/prod/gpus.yaml"]);
+    assert_eq!(
+        r.code, 1,
+        "the rendered overlay has a GPU002:\n{}",
+        r.output
+    );
+    assert!(r.output.contains("GPU002"), "{}", r.output);
+    assert!(
+        r.output.contains("overlays/prod/gpus.yaml:12"),
+        "{}",
+        r.output
+    );
+    assert!(
+        r.output.contains("[render of overlays/prod]"),
+        "{}",
+        r.output
+    );
+    assert!(
+        !r.output.contains("GPU001"),
+        "a partial patch is not linted raw:\n{}",
+        r.output
+    );
+
     eprintln!("pre-commit hook test: {:.1?} in all", total.elapsed());
 }
