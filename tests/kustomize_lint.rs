@@ -329,7 +329,7 @@ fn fix_edits_the_origin_or_adds_an_overlay_patch_and_renders_the_intended_values
         let patch = repo.read(&format!("{overlay}/gpulint-deployment-llm.yaml"));
         assert!(patch.contains("  name: llm\n"), "{patch}");
         assert!(
-            patch.ends_with("          requests:\n            cpu: 8\n"),
+            patch.ends_with("          requests:\n            cpu: \"8\"\n"),
             "{patch}"
         );
     }
@@ -394,7 +394,7 @@ fn a_later_fix_extends_the_overlays_gpulint_patch() {
         .exists());
     assert!(repo
         .read("overlays/staging/gpulint-deployment-llm.yaml")
-        .ends_with("          requests:\n            cpu: 8\n            memory: 16Gi\n"));
+        .ends_with("          requests:\n            cpu: \"8\"\n            memory: 16Gi\n"));
     assert!(repo
         .read("overlays/staging/kustomization.yaml")
         .ends_with("patches:\n- path: gpulint-deployment-llm.yaml\n"));

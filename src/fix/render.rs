@@ -739,10 +739,15 @@ fn set_change(patch: &mut Node, object: &Node, change: &FieldChange) -> Result<(
     let FieldChange::Set { path, value } = change else {
         return Err("only value changes can be written as an overlay patch".into());
     };
-    let kind = if value.bytes().all(|b| b.is_ascii_digit()) && !value.is_empty() {
-        ScalarKind::Int
-    } else {
-        ScalarKind::Str
+    // Written like the value it replaces (`cpu: "8"` stays quoted); a new number is plain.
+    let existing = path.iter().try_fold(object, |node, segment| match segment {
+        Segment::Key(k) => node.get(k),
+        Segment::Index(i) => node.as_seq()?.get(*i),
+    });
+    let kind = match existing.and_then(Node::as_scalar) {
+        Some(s) if s.kind == ScalarKind::Int || s.kind == ScalarKind::Str => s.kind,
+        _ if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) => ScalarKind::Int,
+        _ => ScalarKind::Str,
     };
     set_in_patch(patch, object, path, value, kind)
 }
