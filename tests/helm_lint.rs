@@ -400,3 +400,70 @@ fn changed_since_keeps_a_release_when_its_values_or_chart_changed() {
         "{out}"
     );
 }
+
+#[test]
+fn a_flux_helmrelease_declares_the_release_and_its_values_are_fixed() {
+    let Some(helm) = helm() else { return };
+    let helm = helm.to_str().unwrap();
+    let repo = repo(VALUES);
+    let dir = repo.path();
+    fs::remove_file(dir.join(".gpulint.yaml")).unwrap();
+    fs::remove_file(dir.join("values-prod.yaml")).unwrap();
+    let release = r#"apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: vllm
+  namespace: llm
+spec:
+  interval: 10m
+  chart:
+    spec:
+      chart: ./charts/vllm-stack
+      sourceRef:
+        kind: GitRepository
+        name: platform
+  values:
+    servingEngineSpec:
+      modelSpec:
+      - name: opt125m
+        repository: vllm/vllm-openai
+        tag: latest
+        modelURL: facebook/opt-125m
+        replicaCount: 1
+        requestCPU: 6
+        requestMemory: '16Gi'
+        requestGPU: 1
+        limitMemory: '16Gi'
+        limitCPU: 6
+"#;
+    fs::write(dir.join("helmrelease.yaml"), release).unwrap();
+    let (code, out, err) = gpulint(
+        dir,
+        &[
+            "--helm",
+            helm,
+            "--metrics",
+            "metrics.json",
+            "--format",
+            "json",
+            ".",
+        ],
+    );
+    assert_eq!(code, 1, "{err}");
+    let found = findings(&out);
+    let mem: Vec<&Json> = found.iter().filter(|f| f["rule"] == "MEM001").collect();
+    assert_eq!(mem.len(), 1, "{out}");
+    assert_eq!(mem[0]["file"], "helmrelease.yaml");
+    assert_eq!(mem[0]["line"], 25);
+    let (code, _, err) = gpulint(
+        dir,
+        &["--helm", helm, "--metrics", "metrics.json", "--fix", "."],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        fs::read_to_string(dir.join("helmrelease.yaml")).unwrap(),
+        release
+            .replace("requestMemory: '16Gi'", "requestMemory: '23Gi'")
+            .replace("limitMemory: '16Gi'", "limitMemory: '23Gi'")
+    );
+}
