@@ -717,3 +717,44 @@ fn a_fix_over_fields_from_two_files_becomes_an_overlay_patch() {
     assert_eq!(repo.read("overlays/prod/memory.yaml"), patch);
     assert_eq!(repo.kubectl("overlays/prod"), want);
 }
+
+const PYTORCHJOB: &str = "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata:\n  name: sft\nspec:\n  pytorchReplicaSpecs:\n    Worker:\n      replicas: 2\n      template:\n        spec:\n          containers:\n          - name: pytorch\n            image: nvcr.io/nvidia/pytorch:24.05\n            resources:\n              requests: {cpu: \"8\", memory: 64Gi, nvidia.com/gpu: 4}\n              limits: {cpu: \"8\", memory: 64Gi, nvidia.com/gpu: 4}\n";
+
+#[test]
+fn a_strategic_merge_patch_that_replaces_a_crds_container_list_is_kus001() {
+    let repo = Repo::new();
+    repo.write("crd/base/job.yaml", PYTORCHJOB);
+    repo.write("crd/base/kustomization.yaml", "resources:\n- job.yaml\n");
+    // The patch meant to raise the GPU count; on a CRD it replaces the whole containers list.
+    repo.write(
+        "crd/smp/kustomization.yaml",
+        "resources:\n- ../base\npatches:\n- path: gpus.yaml\n",
+    );
+    repo.write(
+        "crd/smp/gpus.yaml",
+        "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata:\n  name: sft\nspec:\n  pytorchReplicaSpecs:\n    Worker:\n      template:\n        spec:\n          containers:\n          - name: pytorch\n            resources:\n              requests: {cpu: \"8\", memory: 64Gi, nvidia.com/gpu: 8}\n              limits: {cpu: \"8\", memory: 64Gi, nvidia.com/gpu: 8}\n",
+    );
+    // The same change as a JSON 6902 patch keeps the container.
+    repo.write(
+        "crd/json/kustomization.yaml",
+        "resources:\n- ../base\npatches:\n- target: {kind: PyTorchJob, name: sft}\n  patch: |-\n    - op: replace\n      path: /spec/pytorchReplicaSpecs/Worker/template/spec/containers/0/resources/limits/nvidia.com~1gpu\n      value: 8\n    - op: replace\n      path: /spec/pytorchReplicaSpecs/Worker/template/spec/containers/0/resources/requests/nvidia.com~1gpu\n      value: 8\n",
+    );
+    // The oracle agrees on what the render loses.
+    let image = |overlay: &str| {
+        repo.kubectl(overlay)[0]
+            .pointer("/spec/pytorchReplicaSpecs/Worker/template/spec/containers/0/image")
+            .cloned()
+    };
+    assert_eq!(image("crd/smp"), None);
+    assert_eq!(
+        image("crd/json"),
+        Some(Value::from("nvcr.io/nvidia/pytorch:24.05"))
+    );
+
+    let report = repo.json(&["crd"]);
+    let kus: Vec<(String, String, String)> = places(&report)
+        .into_iter()
+        .filter(|(rule, _, _)| rule == "KUS001")
+        .collect();
+    assert_eq!(kus, [place("KUS001", "crd/smp/gpus.yaml:11", "crd/smp")]);
+}

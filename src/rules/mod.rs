@@ -8,6 +8,7 @@ mod gpu;
 pub mod headroom;
 mod kueue;
 mod qos;
+mod render;
 mod schedule;
 mod shm;
 
@@ -244,6 +245,14 @@ pub static RULES: &[RuleInfo] =
             "GPU pod without a toleration for the GPU node taint"
         ),
         rule!(
+            "KUS001",
+            "rendered-container-without-image",
+            Error,
+            true,
+            false,
+            "a container has no image after rendering (a patch replaced a CRD's container list)"
+        ),
+        rule!(
             "SCH002",
             "gpu-node-selector-missing",
             Warning,
@@ -343,6 +352,7 @@ pub fn check_workload(cx: &Context, w: &Workload) -> Vec<Hit> {
     kueue::check(cx, w, &mut hits);
     headroom::check(cx, w, &mut hits);
     schedule::check(cx, w, &mut hits);
+    render::check(cx, w, &mut hits);
     hits
 }
 
