@@ -57,7 +57,7 @@ use gpulint::k8s::catalog::Catalog;
 use gpulint::k8s::workload::{objects, Container, Workload};
 use gpulint::lint::{Linter, Selection};
 use gpulint::rules::Finding;
-use gpulint::source::yaml::{Node, ScalarStyle, Stream, Value};
+use gpulint::source::yaml::{Node, ScalarStyle, SourceId, Stream, Value};
 use serde_json::{Map, Value as Json};
 
 // ------------------------------------------------------------------------------------------
@@ -2490,6 +2490,7 @@ fn check_verify(
                     end: node.span.end,
                     content: render_scalar(&value, style),
                 }],
+                source: SourceId::LOCAL,
                 applicability: Applicability::Safe,
                 document: di,
                 changes: vec![FieldChange::Set {
