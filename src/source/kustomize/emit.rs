@@ -163,7 +163,7 @@ fn plain_reads_as_string(text: &str) -> bool {
                         | '\\'
                 )
         })
-        && !text.starts_with(|c: char| matches!(c, '-' | ':' | ' ' | '@' | '%'))
+        && !text.starts_with(['-', ':', ' ', '@', '%'])
         && !text.ends_with([' ', ':'])
         && !text.contains(": ")
         && !text.contains(" #");

@@ -664,7 +664,7 @@ pub(crate) fn fix_name_references(acc: &mut [Res]) {
                 };
                 let found = targets.iter().find(|t| {
                     t.kind == site.kind
-                        && t.names.iter().any(|n| *n == old)
+                        && t.names.contains(&old)
                         && (site.any_namespace || t.namespaces.iter().any(|n| ns.contains(n)))
                 });
                 let Some(t) = found else { return };
