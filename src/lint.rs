@@ -339,7 +339,7 @@ impl Linter {
                 }
             }
         }
-        findings.sort_by_key(|f| (f.file, f.span.start, f.rule.id));
+        findings.sort_by_key(|f| (f.file, f.span.start(), f.rule.id));
         findings
     }
 
@@ -368,7 +368,7 @@ impl Linter {
                 }
             }
         }
-        findings.sort_by_key(|f| (f.span.start, f.rule.id));
+        findings.sort_by_key(|f| (f.span.start(), f.rule.id));
         findings
     }
 
@@ -394,7 +394,7 @@ impl Linter {
             .iter()
             .flat_map(|v| v.split(','))
             .any(|s| rules::rule(s.trim()).is_some_and(|r| r.id == info.id));
-        let (line, _) = file.stream.line_col(span.start);
+        let (line, _) = file.stream.line_col(span.start());
         let suppression = comments
             .and_then(|c| comment_suppression(c, line, info))
             .or_else(|| {

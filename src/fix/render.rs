@@ -192,7 +192,7 @@ impl<'r> UnitPlanner<'r> {
             .run
             .files
             .get(f.file)
-            .map_or(0, |file| file.stream.line_col(f.span.start).0);
+            .map_or(0, |file| file.stream.line_col(f.span.start()).0);
         AppliedFix {
             rule: f.rule.id,
             line,
@@ -209,7 +209,7 @@ impl<'r> UnitPlanner<'r> {
         let file = self.run.files.get(f.file);
         RejectedFix {
             file: file.map(|x| x.name.clone()).unwrap_or_default(),
-            line: file.map_or(0, |x| x.stream.line_col(f.span.start).0),
+            line: file.map_or(0, |x| x.stream.line_col(f.span.start()).0),
             rule: f.rule.id,
             reason,
         }
@@ -503,8 +503,8 @@ fn add_patch_entries(text: &str, files: &[String]) -> Result<String, String> {
             .last()
             .ok_or("`patches:` is empty; add the patch by hand")?;
         // `- path: x`: the dash sits two columns before the item's content.
-        let dash = column(text, items[0].span.start).saturating_sub(2);
-        let at = line_end(text, last.span.end);
+        let dash = column(text, items[0].span.start()).saturating_sub(2);
+        let at = line_end(text, last.span.end());
         let body: String = files
             .iter()
             .map(|f| format!("{nl}{}- path: {f}", " ".repeat(dash)))
@@ -524,7 +524,7 @@ fn add_patch_entries(text: &str, files: &[String]) -> Result<String, String> {
         .get("resources")
         .and_then(Node::as_seq)
         .and_then(|items| items.first())
-        .map_or(0, |item| column(text, item.span.start).saturating_sub(2));
+        .map_or(0, |item| column(text, item.span.start()).saturating_sub(2));
     let mut out = text.to_string();
     if !out.is_empty() && !out.ends_with('\n') && !out.ends_with('\r') {
         out.push_str(nl);

@@ -35,7 +35,7 @@ fn container_json(file: &SourceFile, c: &Container) -> Value {
     let resources_line = c
         .resources
         .key
-        .map(|k| file.stream.line_col(k.span.start).0);
+        .map(|k| file.stream.line_col(k.span.start()).0);
     let (mut requests, mut limits) = (list(&c.resources.requests), list(&c.resources.limits));
     if let Some(spark) = &c.spark {
         // Spark's own fields, shown under the names Kubernetes uses for them.
@@ -69,7 +69,7 @@ pub fn workloads(linter: &Linter, files: &[SourceFile]) -> Value {
     for file in files {
         for doc in &file.stream.documents {
             for object in objects(doc) {
-                let line = file.stream.line_col(object.node.span.start).0;
+                let line = file.stream.line_col(object.node.span.start()).0;
                 let Some(w) = Workload::of(object, &linter.catalog) else {
                     continue;
                 };
