@@ -133,7 +133,7 @@ fn rule_id(node: &Node) -> Result<String, DecodeError> {
     rules::rule(&text)
         .map(|r| r.id.to_string())
         .ok_or_else(|| DecodeError {
-            offset: node.span.start,
+            offset: node.span.start(),
             message: format!("unknown rule {text:?} (see `gpulint rules`)"),
         })
 }
@@ -155,7 +155,7 @@ fn decode_rule_setting(node: &Node) -> Result<RuleSetting, DecodeError> {
                     severity: Some(sev),
                 })
                 .ok_or_else(|| DecodeError {
-                    offset: node.span.start,
+                    offset: node.span.start(),
                     message: format!(
                         "invalid rule setting {s:?}: expected error, warning, info, off or {{enabled, severity}}"
                     ),
@@ -195,7 +195,7 @@ fn decode_prometheus(node: &Node, base: Option<&Path>) -> Result<PrometheusConfi
     if let Some(t) = f.number("timeout")? {
         if !(t >= 1.0 && t.fract() == 0.0 && t < 1e9) {
             return Err(DecodeError {
-                offset: node.span.start,
+                offset: node.span.start(),
                 message: format!("`prometheus.timeout`: expected whole seconds >= 1, found {t}"),
             });
         }
@@ -213,7 +213,7 @@ fn decode_prometheus(node: &Node, base: Option<&Path>) -> Result<PrometheusConfi
         for item in list {
             let mut sf = Fields::new(item, "`prometheus.selectors` entry")?;
             let (pattern, at) = sf.string_at("path")?.ok_or_else(|| DecodeError {
-                offset: item.span.start,
+                offset: item.span.start(),
                 message: "`prometheus.selectors` entry: missing required key `path`".into(),
             })?;
             let selector = sf.required_string("selector")?;
@@ -253,7 +253,7 @@ fn decode_policy(node: &Node) -> Result<Policy, DecodeError> {
             Ok(v as u64)
         } else {
             Err(DecodeError {
-                offset: node.span.start,
+                offset: node.span.start(),
                 message: format!("`policy.{key}`: expected a whole number >= 0, found {v}"),
             })
         }
@@ -269,7 +269,7 @@ fn decode_policy(node: &Node) -> Result<Policy, DecodeError> {
     }
     f.finish()?;
     p.validate().map_err(|e| DecodeError {
-        offset: node.span.start,
+        offset: node.span.start(),
         message: e.to_string(),
     })?;
     Ok(p)
@@ -293,7 +293,7 @@ impl Config {
                 config.rules.insert(id, decode_rule_setting(&entry.value)?);
             }
         }
-        let exclude_at = fields.take("exclude").map_or(0, |n| n.span.start);
+        let exclude_at = fields.take("exclude").map_or(0, |n| n.span.start());
         config.exclude = fields.string_list("exclude")?;
         if !config.exclude.is_empty() {
             config.exclude_set = Some(glob_set(&config.exclude, exclude_at)?);
@@ -330,7 +330,7 @@ impl Config {
             for item in list {
                 let mut f = Fields::new(item, "`namespaces` entry")?;
                 let (pattern, at) = f.string_at("path")?.ok_or_else(|| DecodeError {
-                    offset: item.span.start,
+                    offset: item.span.start(),
                     message: "`namespaces` entry: missing required key `path`".into(),
                 })?;
                 let namespace = f.required_string("namespace")?;
@@ -344,7 +344,7 @@ impl Config {
             for item in list {
                 let mut f = Fields::new(item, "`charts` entry")?;
                 let path = f.string("path")?.ok_or_else(|| DecodeError {
-                    offset: item.span.start,
+                    offset: item.span.start(),
                     message: "`charts` entry: missing required key `path`".into(),
                 })?;
                 let release = f.string("release")?;
@@ -375,7 +375,7 @@ impl Config {
             for item in list {
                 let mut f = Fields::new(item, "`ignore` entry")?;
                 let (pattern, at) = f.string_at("path")?.ok_or_else(|| DecodeError {
-                    offset: item.span.start,
+                    offset: item.span.start(),
                     message: "`ignore` entry: missing required key `path`".into(),
                 })?;
                 let rules = match f.take("rules") {

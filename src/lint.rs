@@ -408,7 +408,7 @@ impl Linter {
                 }
             }
         }
-        findings.sort_by_key(|f| (f.file, f.span.start, f.rule.id));
+        findings.sort_by_key(|f| (f.file, f.span.start(), f.rule.id));
         findings
     }
 
@@ -441,7 +441,10 @@ impl Linter {
             for path in fields {
                 if let Some(origin) = unit.origin(engine, document, path) {
                     if let Some(i) = index_of(&origin.file) {
-                        return (i, Span::new(origin.node.span.start, origin.node.span.end));
+                        return (
+                            i,
+                            Span::new(origin.node.span.start(), origin.node.span.end()),
+                        );
                     }
                 }
             }
@@ -510,7 +513,7 @@ impl Linter {
                 }
             }
         }
-        findings.sort_by_key(|f| (f.file, f.span.start, f.rule.id));
+        findings.sort_by_key(|f| (f.file, f.span.start(), f.rule.id));
         findings
     }
 
@@ -554,7 +557,7 @@ impl Linter {
                 }
             }
         }
-        findings.sort_by_key(|f| (f.span.start, f.rule.id));
+        findings.sort_by_key(|f| (f.span.start(), f.rule.id));
         findings
     }
 
@@ -580,7 +583,7 @@ impl Linter {
             .iter()
             .flat_map(|v| v.split(','))
             .any(|s| rules::rule(s.trim()).is_some_and(|r| r.id == info.id));
-        let (line, _) = file.stream.line_col(span.start);
+        let (line, _) = file.stream.line_col(span.start());
         let suppression = comments
             .and_then(|c| comment_suppression(c, line, info))
             .or_else(|| {

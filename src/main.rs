@@ -282,7 +282,7 @@ fn lint(args: &LintArgs) -> u8 {
     match args.format {
         _ if !show_findings => eprint!("{}", report::human::summary(&run)),
         Format::Human => print(&report::human::render(&run, color)),
-        Format::Json => print(&format!("{:#}\n", report::json::render(&run))),
+        Format::Json => report::json::print(&run),
         Format::Sarif => print(&format!("{:#}\n", report::sarif::render(&run))),
         Format::Github => print(&report::github::render(&run)),
     }

@@ -295,7 +295,7 @@ fn render_error(
     files: &[SourceFile],
 ) -> InputError {
     let index = sources.index_of(&e.file).filter(|&i| i < files.len());
-    let at = index.zip(e.span.map(|s| s.start));
+    let at = index.zip(e.span.map(|s| s.start()));
     let (line, column) = match at {
         Some((i, offset)) => files[i].stream.line_col(offset),
         None => (0, 0),

@@ -432,11 +432,11 @@ fn drop_target(text: &str) -> Option<DropTarget> {
                     let (Some(rv), Some(lv)) = (r.value.text(), q.value.text()) else {
                         continue;
                     };
-                    let line = stream.line_col(q.key.span.start).0 - 1;
-                    let own_line = stream.line_col(q.value.span.end).0 - 1 == line
+                    let line = stream.line_col(q.key.span.start()).0 - 1;
+                    let own_line = stream.line_col(q.value.span.end()).0 - 1 == line
                         && text.lines().nth(line).is_some_and(|l| {
                             l.len() - l.trim_start().len() + 1
-                                == stream.line_col(q.key.span.start).1
+                                == stream.line_col(q.key.span.start()).1
                         });
                     // A placeholder (`${GPUS}`) has no fix: only whole numbers are put back.
                     let whole = !rv.is_empty() && rv.bytes().all(|b| b.is_ascii_digit());

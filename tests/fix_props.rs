@@ -1912,7 +1912,9 @@ fn check_pipeline(
             .entry((p.doc, p.container, side.key()))
             .or_default();
         if let Some(e) = sm.and_then(|m| m.entry(&p.resource)) {
-            for l in line_of(&original, e.value.span.start)..=line_of(&original, e.value.span.end) {
+            for l in
+                line_of(&original, e.value.span.start())..=line_of(&original, e.value.span.end())
+            {
                 touched.insert(l);
             }
             continue;
@@ -1921,7 +1923,7 @@ fn check_pipeline(
         let last_line = |m: &Node| {
             m.as_map()
                 .and_then(|e| e.last())
-                .map(|e| line_of(&original, e.value.span.end.max(e.key.span.end)))
+                .map(|e| line_of(&original, e.value.span.end().max(e.key.span.end())))
         };
         match sm {
             Some(m) if m.as_map().is_some_and(|e| !e.is_empty()) => {
@@ -1929,8 +1931,8 @@ fn check_pipeline(
                 inserted += usize::from(!m.flow);
             }
             Some(m) => {
-                touched.insert(line_of(&original, m.span.start));
-                touched.insert(line_of(&original, m.span.end));
+                touched.insert(line_of(&original, m.span.start()));
+                touched.insert(line_of(&original, m.span.end()));
             }
             None => {
                 touched.extend(last_line(res));
@@ -2486,8 +2488,8 @@ fn check_verify(
             let style = node.as_scalar().map_or(ScalarStyle::Plain, |s| s.style);
             let fix = Fix {
                 edits: vec![Edit {
-                    start: node.span.start,
-                    end: node.span.end,
+                    start: node.span.start(),
+                    end: node.span.end(),
                     content: render_scalar(&value, style),
                 }],
                 source: SourceId::LOCAL,
@@ -2502,7 +2504,7 @@ fn check_verify(
             let through = case
                 .shared_spans
                 .iter()
-                .any(|&(a, b)| a <= node.span.start && node.span.end <= b);
+                .any(|&(a, b)| a <= node.span.start() && node.span.end() <= b);
             let what = format!("edit of {path:?}");
             check_fix_verifies(rng, &stream, &fix, !through, ndocs, 1, &what, 1, stats)?;
         }

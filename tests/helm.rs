@@ -470,7 +470,7 @@ spec:
                 assert_eq!(file, Path::new("apps/a.yaml"));
                 Some(match node.as_scalar() {
                     Some(s) => s.text.clone(),
-                    None => sa.text[node.span.start..node.span.end].to_string(),
+                    None => sa.text[node.span.start()..node.span.end()].to_string(),
                 })
             }
             ValuesSource::File(_) => None,
@@ -535,7 +535,7 @@ fn origin(
 
 fn slice(file: &Path, o: &ValuesOrigin) -> String {
     let text = fs::read_to_string(file).unwrap();
-    text[o.node.span.start..o.node.span.end].to_string()
+    text[o.node.span.start()..o.node.span.end()].to_string()
 }
 
 #[test]
@@ -597,7 +597,7 @@ spec:
     assert_eq!(o.key_path, path(&["ollama", "gpu", "number"]));
     assert_eq!(slice(&app, &o), "1");
     let text = fs::read_to_string(&app).unwrap();
-    let (line, _) = Stream::parse(&text).line_col(o.node.span.start);
+    let (line, _) = Stream::parse(&text).line_col(o.node.span.start());
     assert_eq!(line, 15);
     // The template that writes the field, for findings that have no values origin.
     let template = rendered.templates[doc].as_deref().unwrap();
@@ -754,7 +754,7 @@ fn no_unique_origin_and_precedence() {
         (ValuesLayer::Release(0), app.clone())
     );
     assert_eq!(slice(&app, &o), "8Gi");
-    assert_eq!(stream.line_col(o.node.span.start), (10, 14));
+    assert_eq!(stream.line_col(o.node.span.start()), (10, 14));
 }
 
 /// Renders per call, counted by a wrapper around the real engine.

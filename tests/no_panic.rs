@@ -321,17 +321,17 @@ fn is_yaml(p: &Path) -> bool {
 
 fn check_span(text: &str, span: Span, what: &dyn std::fmt::Display) {
     assert!(
-        span.start <= span.end && span.end <= text.len(),
+        span.start() <= span.end() && span.end() <= text.len(),
         "{what}: span {}..{} outside the text ({} bytes)",
-        span.start,
-        span.end,
+        span.start(),
+        span.end(),
         text.len()
     );
     assert!(
-        text.is_char_boundary(span.start) && text.is_char_boundary(span.end),
+        text.is_char_boundary(span.start()) && text.is_char_boundary(span.end()),
         "{what}: span {}..{} is not on char boundaries",
-        span.start,
-        span.end
+        span.start(),
+        span.end()
     );
 }
 
@@ -350,26 +350,28 @@ fn check_node(text: &str, node: &Node, depth: usize) {
         Value::Scalar(s) => {
             // Findings and fixes point at node spans: they must hold the written scalar.
             // (An implicit null, `a:`, is an empty span holding `~`.)
-            let implicit_null = s.kind == ScalarKind::Null && node.span.start == node.span.end;
+            let implicit_null = s.kind == ScalarKind::Null && node.span.start() == node.span.end();
             if !node.via_alias && !s.text.is_empty() && !implicit_null {
-                let written = &text[node.span.start..node.span.end];
+                let written = &text[node.span.start()..node.span.end()];
                 match s.style {
                     ScalarStyle::Plain if !written.contains(['\n', '\r']) => assert_eq!(
-                        written, s.text,
+                        written,
+                        s.text,
                         "a plain scalar's span {}..{} does not hold its text",
-                        node.span.start, node.span.end
+                        node.span.start(),
+                        node.span.end()
                     ),
                     ScalarStyle::DoubleQuoted => assert!(
                         written.len() >= 2 && written.starts_with('"') && written.ends_with('"'),
                         "a double-quoted scalar's span {}..{} is {written:?}",
-                        node.span.start,
-                        node.span.end
+                        node.span.start(),
+                        node.span.end()
                     ),
                     ScalarStyle::SingleQuoted => assert!(
                         written.len() >= 2 && written.starts_with('\'') && written.ends_with('\''),
                         "a single-quoted scalar's span {}..{} is {written:?}",
-                        node.span.start,
-                        node.span.end
+                        node.span.start(),
+                        node.span.end()
                     ),
                     _ => {}
                 }
@@ -384,12 +386,12 @@ fn check_node(text: &str, node: &Node, depth: usize) {
         if !node.via_alias && !child.via_alias && !node.flow {
             // A child written in the file sits inside its parent.
             assert!(
-                node.span.start <= child.span.start && child.span.end <= node.span.end,
+                node.span.start() <= child.span.start() && child.span.end() <= node.span.end(),
                 "child span {}..{} outside its parent {}..{}",
-                child.span.start,
-                child.span.end,
-                node.span.start,
-                node.span.end
+                child.span.start(),
+                child.span.end(),
+                node.span.start(),
+                node.span.end()
             );
         }
     }
@@ -709,7 +711,7 @@ impl Harness {
             .iter()
             // Without `kueue.required`, KUE001 depends on the LocalQueues of the whole input.
             .filter(|f| everything || f.rule.id != "KUE001")
-            .map(|f| (f.span.start, f.span.end, f.rule.id))
+            .map(|f| (f.span.start(), f.span.end(), f.rule.id))
             .collect();
         found.sort_unstable();
         expected.sort_unstable();
@@ -781,7 +783,7 @@ impl Harness {
                     assert!(!hit.message.is_empty(), "{} without a message", hit.rule);
                     stats.hits += 1;
                     if everything || (info.enabled_by_default && info.id != "KUE001") {
-                        expected.push((hit.span.start, hit.span.end, info.id));
+                        expected.push((hit.span.start(), hit.span.end(), info.id));
                     }
                 }
             }

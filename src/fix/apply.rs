@@ -146,7 +146,7 @@ impl<'f> FileState<'f> {
     }
 
     fn line_of(&self, f: &Finding) -> usize {
-        self.stream.line_col(f.span.start).0
+        self.stream.line_col(f.span.start()).0
     }
 
     fn reject(&mut self, f: &Finding, why: Rejected) {

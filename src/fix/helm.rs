@@ -54,7 +54,7 @@ fn rejected(run: &Run, f: &Finding, reason: String) -> RejectedFix {
     let file = run.files.get(f.file);
     RejectedFix {
         file: file.map(|x| x.name.clone()).unwrap_or_default(),
-        line: file.map_or(0, |x| x.stream.line_col(f.span.start).0),
+        line: file.map_or(0, |x| x.stream.line_col(f.span.start()).0),
         rule: f.rule.id,
         reason,
     }
@@ -82,8 +82,8 @@ fn leaf_edits(engine: &HelmEngine, unit: &HelmUnit, f: &Finding) -> Result<Vec<L
         edits.push(LeafEdit {
             file: origin.file.clone(),
             edit: Edit {
-                start: origin.node.span.start,
-                end: origin.node.span.end,
+                start: origin.node.span.start(),
+                end: origin.node.span.end(),
                 content: render_scalar(value, style),
             },
         });
@@ -160,7 +160,7 @@ fn plan_release(
             .iter()
             .find(|f| matches!(&f.input, Input::File(p) if normalize(p) == path))
             .map_or_else(|| crate::renders::display_path(&path), |f| f.name.clone());
-        let line_in = |f: &Finding| Stream::parse(&original).line_col(f.span.start).0;
+        let line_in = |f: &Finding| Stream::parse(&original).line_col(f.span.start()).0;
         let applied = taken
             .iter()
             .filter(|(_, edits)| edits.iter().any(|e| normalize(&e.file) == path))

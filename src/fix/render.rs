@@ -325,7 +325,7 @@ impl<'r> UnitState<'r> {
         let file = self.files.get(f.file);
         self.rejected.push(RejectedFix {
             file: file.map(|x| x.name.clone()).unwrap_or_default(),
-            line: file.map_or(0, |x| x.stream.line_col(f.span.start).0),
+            line: file.map_or(0, |x| x.stream.line_col(f.span.start()).0),
             rule: f.rule.id,
             reason,
         });
@@ -347,7 +347,7 @@ impl<'r> UnitState<'r> {
                     .and_then(|o| changed_node(o, c))
             });
             let (file, line) = match set.and_then(|n| n.span.source.index().map(|i| (i, n))) {
-                Some((i, node)) => (i, self.files[i].stream.line_col(node.span.start).0),
+                Some((i, node)) => (i, self.files[i].stream.line_col(node.span.start()).0),
                 None => (self.unit.home, 0),
             };
             self.applied.entry(file).or_default().push(AppliedFix {
@@ -800,15 +800,15 @@ fn add_patch_entries(text: &str, files: &[String]) -> Result<String, String> {
             .last()
             .ok_or("`patches:` is empty; add the patch by hand")?;
         // `- path: x`: the dash sits two columns before the item's content.
-        let dash = column(text, items[0].span.start).saturating_sub(2);
+        let dash = column(text, items[0].span.start()).saturating_sub(2);
         let entry = |f: &String| format!("{}- path: {f}", " ".repeat(dash));
         // A block scalar (`- patch: |`) ends after its line break: the entry starts a line.
-        let (at, body) = if text[..last.span.end].ends_with(['\n', '\r']) {
+        let (at, body) = if text[..last.span.end()].ends_with(['\n', '\r']) {
             let body: String = files.iter().map(|f| format!("{}{nl}", entry(f))).collect();
-            (last.span.end, body)
+            (last.span.end(), body)
         } else {
             let body: String = files.iter().map(|f| format!("{nl}{}", entry(f))).collect();
-            (line_end(text, last.span.end), body)
+            (line_end(text, last.span.end()), body)
         };
         return apply(
             text,
@@ -825,7 +825,7 @@ fn add_patch_entries(text: &str, files: &[String]) -> Result<String, String> {
         .get("resources")
         .and_then(Node::as_seq)
         .and_then(|items| items.first())
-        .map_or(0, |item| column(text, item.span.start).saturating_sub(2));
+        .map_or(0, |item| column(text, item.span.start()).saturating_sub(2));
     let mut out = text.to_string();
     if !out.is_empty() && !out.ends_with('\n') && !out.ends_with('\r') {
         out.push_str(nl);

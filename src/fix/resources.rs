@@ -73,19 +73,19 @@ fn insert_entry(text: &str, mapping: &Node, key: &str, value: &str) -> Option<Ed
     let last = entries.last()?;
     if mapping.flow {
         return Some(Edit {
-            start: last.value.span.end,
-            end: last.value.span.end,
+            start: last.value.span.end(),
+            end: last.value.span.end(),
             content: format!(", {key}: {value}"),
         });
     }
     let first = entries.first()?;
-    let indent = column(text, first.key.span.start);
+    let indent = column(text, first.key.span.start());
     // A key that does not start its line (`- name: x`) cannot tell the indentation.
-    let prefix = text.get(first.key.span.start - indent..first.key.span.start)?;
+    let prefix = text.get(first.key.span.start() - indent..first.key.span.start())?;
     if !prefix.chars().all(|c| c == ' ') {
         return None;
     }
-    let at = line_end(text, last.value.span.end.max(last.key.span.end));
+    let at = line_end(text, last.value.span.end().max(last.key.span.end()));
     Some(Edit {
         start: at,
         end: at,
@@ -155,8 +155,8 @@ fn quantity_edit(
         target.text_of(existing.value.span.source)?;
         let style = existing.value.as_scalar().map_or(style, |s| s.style);
         let edit = Edit {
-            start: existing.value.span.start,
-            end: existing.value.span.end,
+            start: existing.value.span.start(),
+            end: existing.value.span.end(),
             content: render_scalar(value, style),
         };
         return Some((existing.value.span.source, edit));
@@ -180,8 +180,8 @@ fn quantity_edit(
     } else if let (Some(mapping), true) = (this.node, this.node.is_some_and(|n| n.flow)) {
         // An empty flow mapping: `limits: {}`.
         Edit {
-            start: mapping.span.start,
-            end: mapping.span.end,
+            start: mapping.span.start(),
+            end: mapping.span.end(),
             content: format!("{{{name}: {}}}", render_scalar(value, style)),
         }
     } else if this.node.is_none() {
@@ -201,25 +201,25 @@ fn create_list(text: &str, c: &Container, side: Side, name: &str, value: &str) -
     if resources.flow || entries.is_empty() {
         if entries.is_empty() && resources.flow {
             return Some(Edit {
-                start: resources.span.start,
-                end: resources.span.end,
+                start: resources.span.start(),
+                end: resources.span.end(),
                 content: format!("{{{key}: {{{name}: {value}}}}}"),
             });
         }
         let last = entries.last()?;
         return Some(Edit {
-            start: last.value.span.end,
-            end: last.value.span.end,
+            start: last.value.span.end(),
+            end: last.value.span.end(),
             content: format!(", {key}: {{{name}: {value}}}"),
         });
     }
     let first = entries.first()?;
-    let indent = column(text, first.key.span.start);
+    let indent = column(text, first.key.span.start());
     let body = match sibling {
         Some(s) if s.flow => format!(" {{{name}: {value}}}"),
         Some(s) => {
             let child = s.as_map().and_then(|m| m.first())?;
-            let child_indent = column(text, child.key.span.start);
+            let child_indent = column(text, child.key.span.start());
             if child_indent <= indent {
                 return None;
             }
@@ -232,7 +232,7 @@ fn create_list(text: &str, c: &Container, side: Side, name: &str, value: &str) -
         None => format!("{}{}{name}: {value}", newline(text), " ".repeat(indent + 2)),
     };
     let last = entries.last()?;
-    let at = line_end(text, last.value.span.end.max(last.key.span.end));
+    let at = line_end(text, last.value.span.end().max(last.key.span.end()));
     Some(Edit {
         start: at,
         end: at,
@@ -252,8 +252,8 @@ pub fn rename_resource(target: &Target, c: &Container, from: &str, to: &str) -> 
                 return None;
             }
             edits.push(Edit {
-                start: q.key.span.start,
-                end: q.key.span.end,
+                start: q.key.span.start(),
+                end: q.key.span.end(),
                 content: render_scalar(to, ScalarStyle::Plain),
             });
             changes.push(FieldChange::Rename {

@@ -60,7 +60,7 @@ fn compile_paths(fields: &mut Fields, key: &'static str) -> Result<Vec<CompiledP
         .map(|node| {
             let text = crate::source::decode::string(node)?;
             let query = parse_json_path(&text).map_err(|e| DecodeError {
-                offset: node.span.start,
+                offset: node.span.start(),
                 message: format!("invalid JSONPath {text:?}: {e}"),
             })?;
             Ok(CompiledPath { text, query })

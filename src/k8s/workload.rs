@@ -310,7 +310,7 @@ impl<'a> Finder<'a> {
     }
 
     fn claim(&mut self, node: &Node) -> bool {
-        self.seen.insert((node.span.start, node.span.end))
+        self.seen.insert((node.span.start(), node.span.end()))
     }
 
     fn add_pod(&mut self, spec: &'a Node, path: String, template_metadata: Option<&'a Node>) {

@@ -124,10 +124,10 @@ impl Diagnostic for Rendered<'_> {
 
     fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
         let span = self.finding.span;
-        let len = span.end.saturating_sub(span.start);
+        let len = span.end().saturating_sub(span.start());
         Some(Box::new(std::iter::once(LabeledSpan::new_with_span(
             Some(self.finding.label.clone()),
-            SourceSpan::new(span.start.into(), len),
+            SourceSpan::new(span.start().into(), len),
         ))))
     }
 }
@@ -147,7 +147,7 @@ pub fn render(run: &Run, color: bool) -> String {
         let file = &run.files[finding.file];
         // miette prints `file:line:col` above the snippet, so the header is just the message.
         let header = finding.message.clone();
-        if !drawable(file, finding.span.start) {
+        if !drawable(file, finding.span.start()) {
             let at = super::location(run, finding);
             out.push_str(&format!(
                 "{}[{}] {}: {}:{}:{}: {}\n\n",
@@ -164,7 +164,7 @@ pub fn render(run: &Run, color: bool) -> String {
         let rendered = Rendered {
             finding,
             header,
-            source: Window::new(file, finding.span.start),
+            source: Window::new(file, finding.span.start()),
         };
         if handler.render_report(&mut out, &rendered).is_err() {
             out.push_str(&rendered.header);

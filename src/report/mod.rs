@@ -21,8 +21,8 @@ pub struct Location<'a> {
 
 pub fn location<'a>(run: &'a Run, f: &Finding) -> Location<'a> {
     let file = &run.files[f.file];
-    let (line, column) = file.stream.line_col(f.span.start);
-    let (end_line, end_column) = file.stream.line_col(f.span.end.max(f.span.start));
+    let (line, column) = file.stream.line_col(f.span.start());
+    let (end_line, end_column) = file.stream.line_col(f.span.end().max(f.span.start()));
     Location {
         file: &file.name,
         line,

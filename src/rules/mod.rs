@@ -479,7 +479,7 @@ pub(crate) mod test_support {
                         if !all && !rule(h.rule).is_some_and(|r| r.enabled_by_default) {
                             continue;
                         }
-                        let at = text[h.span.start..h.span.end].to_string();
+                        let at = text[h.span.start()..h.span.end()].to_string();
                         out.push((h.rule.to_string(), at, h.message));
                     }
                 }

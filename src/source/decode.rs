@@ -24,7 +24,7 @@ fn type_name(node: &Node) -> &'static str {
 
 fn wrong_type(node: &Node, what: &str, expected: &str) -> DecodeError {
     DecodeError {
-        offset: node.span.start,
+        offset: node.span.start(),
         message: format!("{what}: expected {expected}, found {}", type_name(node)),
     }
 }
@@ -85,13 +85,13 @@ impl<'a> Fields<'a> {
 
     pub fn string_at(&mut self, key: &'static str) -> Result<Option<(String, usize)>, DecodeError> {
         self.take(key)
-            .map(|n| string(n).map(|s| (s, n.span.start)))
+            .map(|n| string(n).map(|s| (s, n.span.start())))
             .transpose()
     }
 
     pub fn required_string(&mut self, key: &'static str) -> Result<String, DecodeError> {
         self.string(key)?.ok_or_else(|| DecodeError {
-            offset: self.node.span.start,
+            offset: self.node.span.start(),
             message: format!("{}: missing required key `{key}`", self.what),
         })
     }
@@ -151,7 +151,7 @@ impl<'a> Fields<'a> {
                 expected.sort_unstable();
                 expected.dedup();
                 Err(DecodeError {
-                    offset: entry.key.span.start,
+                    offset: entry.key.span.start(),
                     message: format!(
                         "unknown key `{key}` in {}; expected one of: {}",
                         self.what,

@@ -407,7 +407,7 @@ pub fn source_templates(stream: &Stream) -> Vec<Option<String>> {
         .documents
         .iter()
         .map(|doc| {
-            let (line, _) = stream.line_col(doc.root.span.start);
+            let (line, _) = stream.line_col(doc.root.span.start());
             sources
                 .iter()
                 .take_while(|(l, _)| *l < line)
@@ -805,22 +805,21 @@ fn remap_literal(
     content: &str,
     manifest: &str,
 ) -> bool {
-    let Some(start) = map(node.span.start) else {
+    let Some(start) = map(node.span.start()) else {
         return false;
     };
-    let Some(end) = map(node.span.end) else {
+    let Some(end) = map(node.span.end()) else {
         return false;
     };
     if matches!(node.value, Value::Scalar(_))
         && (manifest.get(start..end).is_none()
-            || manifest.get(start..end) != content.get(node.span.start..node.span.end))
+            || manifest.get(start..end) != content.get(node.span.start()..node.span.end()))
     {
         return false;
     }
     node.span = Span {
-        start,
-        end,
         source: node.span.source,
+        ..Span::new(start, end)
     };
     match &mut node.value {
         Value::Scalar(_) => true,
@@ -853,12 +852,13 @@ fn inline_string_layer(file: &Path, node: &Node, text: &str) -> (Option<Node>, b
         && manifest.as_deref().is_some_and(|m| {
             // The scalar's span starts at its content (past the first line's indentation);
             // every later content line is the manifest line minus that indentation.
-            let Some(block) = m.get(node.span.start..node.span.end) else {
+            let Some(block) = m.get(node.span.start()..node.span.end()) else {
                 return false;
             };
-            let indent = node.span.start - m[..node.span.start].rfind('\n').map_or(0, |i| i + 1);
-            let mut line_starts = vec![node.span.start];
-            let mut at = node.span.start;
+            let indent =
+                node.span.start() - m[..node.span.start()].rfind('\n').map_or(0, |i| i + 1);
+            let mut line_starts = vec![node.span.start()];
+            let mut at = node.span.start();
             for line in block.split_inclusive('\n') {
                 at += line.len();
                 line_starts.push(at + indent);

@@ -152,7 +152,7 @@ mod tests {
             ]
         );
         assert_eq!(
-            &text[found[1].val.span.start..found[1].val.span.end],
+            &text[found[1].val.span.start()..found[1].val.span.end()],
             "{a: 2}"
         );
     }

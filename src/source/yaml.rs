@@ -49,21 +49,66 @@ impl SourceId {
 }
 
 /// A half-open byte range in a source text, and the file it is in.
+///
+/// Offsets are `u32` so a [`Node`] stays small (the parse trees of a whole repository are kept
+/// for the run); [`Stream::parse`] refuses texts of 4 GiB or more with an error instead, so every
+/// offset in a tree fits.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Span {
-    pub start: usize,
-    pub end: usize,
+    pub start: u32,
+    pub end: u32,
     pub source: SourceId,
+}
+
+/// The largest text [`Stream::parse`] builds a tree for: every byte offset must fit a [`Span`].
+pub const MAX_TEXT_LEN: usize = u32::MAX as usize;
+
+/// A byte offset as a span stores it; offsets past [`MAX_TEXT_LEN`] (which no parsed tree has)
+/// saturate instead of wrapping.
+pub fn offset32(offset: usize) -> u32 {
+    u32::try_from(offset).unwrap_or(u32::MAX)
+}
+
+/// A byte offset into a text: a `usize`, or a [`Span`]'s `u32`.
+pub trait Offset: Copy {
+    fn to_usize(self) -> usize;
+}
+
+impl Offset for usize {
+    fn to_usize(self) -> usize {
+        self
+    }
+}
+
+impl Offset for u32 {
+    fn to_usize(self) -> usize {
+        self as usize
+    }
 }
 
 impl Span {
     /// A span in the local file.
     pub fn new(start: usize, end: usize) -> Self {
         Span {
-            start,
-            end,
+            start: offset32(start),
+            end: offset32(end),
             source: SourceId::LOCAL,
         }
+    }
+
+    /// The start offset as an index into the text.
+    pub fn start(self) -> usize {
+        self.start as usize
+    }
+
+    /// The end offset as an index into the text.
+    pub fn end(self) -> usize {
+        self.end as usize
+    }
+
+    /// The byte range, to index the text with.
+    pub fn range(self) -> std::ops::Range<usize> {
+        self.start()..self.end()
     }
 
     /// The empty span at this span's start, in the same file.
@@ -80,7 +125,7 @@ impl Span {
     }
 
     pub fn len(self) -> usize {
-        self.end.saturating_sub(self.start)
+        self.end.saturating_sub(self.start) as usize
     }
 
     pub fn is_empty(self) -> bool {
@@ -252,28 +297,33 @@ pub struct ParseError {
 /// Line starts of a text, to turn byte offsets into 1-based line and column.
 #[derive(Clone, Debug)]
 pub struct LineIndex {
-    starts: Vec<usize>,
+    /// `u32` like [`Span`]'s offsets (a text past 4 GiB, which gets no tree, saturates).
+    starts: Vec<u32>,
 }
 
 impl LineIndex {
     /// Line breaks as YAML counts them: `\n`, `\r\n`, and a lone `\r`.
     pub fn new(text: &str) -> Self {
         let bytes = text.as_bytes();
-        let mut starts = vec![0];
+        let mut starts = vec![0u32];
         for (i, b) in bytes.iter().enumerate() {
             let lone_cr = *b == b'\r' && bytes.get(i + 1) != Some(&b'\n');
             if *b == b'\n' || lone_cr {
-                starts.push(i + 1);
+                starts.push(offset32(i + 1));
             }
         }
+        starts.shrink_to_fit();
         LineIndex { starts }
     }
 
     /// 1-based line and 1-based column (in characters) of a byte offset.
     pub fn line_col(&self, text: &str, offset: usize) -> (usize, usize) {
         let offset = offset.min(text.len());
-        let line = self.starts.partition_point(|&s| s <= offset).max(1);
-        let start = self.starts[line - 1];
+        let line = self
+            .starts
+            .partition_point(|&s| s as usize <= offset)
+            .max(1);
+        let start = self.starts[line - 1] as usize;
         let column = text
             .get(start..offset)
             .map_or(offset - start, |s| s.chars().count())
@@ -283,7 +333,7 @@ impl LineIndex {
 
     /// Byte offset of the start of a 1-based line.
     pub fn line_start(&self, line: usize) -> Option<usize> {
-        self.starts.get(line.checked_sub(1)?).copied()
+        self.starts.get(line.checked_sub(1)?).map(|&s| s as usize)
     }
 
     pub fn line_count(&self) -> usize {
@@ -334,8 +384,9 @@ impl Stream {
         }
     }
 
-    pub fn line_col(&self, offset: usize) -> (usize, usize) {
-        self.lines.line_col(&self.text, offset)
+    /// 1-based line and column of a byte offset (a `usize`, or a span's `u32`).
+    pub fn line_col(&self, offset: impl Offset) -> (usize, usize) {
+        self.lines.line_col(&self.text, offset.to_usize())
     }
 
     /// Tags every node as written in file `source` (see [`SourceId`]).
@@ -457,7 +508,7 @@ impl Builder {
                 flow,
                 anchor,
                 items,
-            } => (Value::Seq(items), start, flow, anchor),
+            } => (Value::Seq(shrunk(items)), start, flow, anchor),
             Frame::Map {
                 start,
                 flow,
@@ -467,7 +518,7 @@ impl Builder {
             } => {
                 // A key without a value (only possible in malformed streams) maps to null.
                 if let Some(k) = key {
-                    let at = k.span.end;
+                    let at = k.span.end();
                     let mut null = Node::scalar("", ScalarKind::Null);
                     null.span = Span::new(at, at);
                     entries.push(Entry {
@@ -475,7 +526,7 @@ impl Builder {
                         value: null,
                     });
                 }
-                (Value::Map(entries), start, flow, anchor)
+                (Value::Map(shrunk(entries)), start, flow, anchor)
             }
         };
         // Block collections end where their last child ends; the parser's end event sits at the
@@ -495,11 +546,19 @@ impl Builder {
     }
 }
 
+/// A finished collection without its growth slack: the trees live for the whole run.
+fn shrunk<T>(mut items: Vec<T>) -> Vec<T> {
+    items.shrink_to_fit();
+    items
+}
+
 fn last_end(value: &Value) -> Option<usize> {
     match value {
         Value::Scalar(_) => None,
-        Value::Seq(items) => items.last().map(|n| n.span.end),
-        Value::Map(entries) => entries.last().map(|e| e.value.span.end.max(e.key.span.end)),
+        Value::Seq(items) => items.last().map(|n| n.span.end()),
+        Value::Map(entries) => entries
+            .last()
+            .map(|e| e.value.span.end().max(e.key.span.end())),
     }
 }
 
@@ -544,7 +603,20 @@ fn offset(marker: &granit_parser::Marker) -> usize {
 
 type Built = (Vec<Document>, Vec<Comment>, Option<ParseError>);
 
+/// The error for a text too large for [`Span`]'s `u32` offsets (4 GiB or more).
+fn too_large(len: usize) -> Option<ParseError> {
+    (len > MAX_TEXT_LEN).then(|| ParseError {
+        offset: 0,
+        message: format!(
+            "file too large: {len} bytes; gpulint reads YAML files under 4 GiB ({MAX_TEXT_LEN} bytes at most)"
+        ),
+    })
+}
+
 fn build(text: &str) -> Built {
+    if let Some(error) = too_large(text.len()) {
+        return (Vec::new(), Vec::new(), Some(error));
+    }
     let options = granit_parser::options! { emit_comments: true };
     let mut documents = Vec::new();
     let mut comments = Vec::new();
@@ -674,7 +746,7 @@ mod tests {
     use super::*;
 
     fn slice<'a>(text: &'a str, node: &Node) -> &'a str {
-        &text[node.span.start..node.span.end]
+        &text[node.span.range()]
     }
 
     #[test]
@@ -794,5 +866,44 @@ mod tests {
         push_name(&mut p, "it's");
         push_index(&mut p, 2);
         assert_eq!(p, "$['it\\'s'][2]");
+    }
+
+    /// The trees of every file live for the whole run (10,000 manifests are about 3 million
+    /// nodes): a bigger `Node` costs memory in proportion. Change these with a measurement.
+    #[test]
+    fn node_layout_stays_compact() {
+        assert_eq!(std::mem::size_of::<Span>(), 12);
+        assert_eq!(std::mem::size_of::<Node>(), 48);
+        assert_eq!(std::mem::size_of::<Entry>(), 96);
+    }
+
+    #[test]
+    fn texts_of_4_gib_or_more_are_an_error() {
+        assert!(too_large(MAX_TEXT_LEN).is_none());
+        let e = too_large(MAX_TEXT_LEN + 1).expect("4 GiB is too large");
+        assert_eq!(e.offset, 0);
+        assert!(
+            e.message.contains("file too large: 4294967296 bytes"),
+            "{}",
+            e.message
+        );
+        assert_eq!(offset32(MAX_TEXT_LEN), u32::MAX);
+        assert_eq!(offset32(MAX_TEXT_LEN + 1), u32::MAX);
+        let s = Span::new(3, 7);
+        assert_eq!((s.start(), s.end(), s.len(), s.range()), (3, 7, 4, 3..7));
+    }
+
+    #[test]
+    fn collections_keep_no_growth_slack() {
+        let s = Stream::parse("a: [1, 2, 3, 4, 5]\nb: 1\nc: 2\nd: 3\ne: 4\nf: 5\n");
+        let root = &s.documents[0].root;
+        let Value::Map(entries) = &root.value else {
+            panic!("a map");
+        };
+        assert_eq!((entries.len(), entries.capacity()), (6, 6));
+        let Value::Seq(items) = &root.get("a").unwrap().value else {
+            panic!("a seq");
+        };
+        assert_eq!((items.len(), items.capacity()), (5, 5));
     }
 }

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use super::{RenderError, RenderErrorKind, Sources};
-use crate::source::yaml::{Node, ScalarKind, ScalarStyle, Span, Stream, Value};
+use crate::source::yaml::{offset32, Node, ScalarKind, ScalarStyle, Span, Stream, Value};
 
 /// A string field with the node it was written as.
 #[derive(Clone, Debug)]
@@ -383,8 +383,8 @@ pub(crate) fn parse(stream: &Stream, file: &Path) -> Result<Kustomization, Rende
             RenderErrorKind::Parse,
             file,
             Some(Span {
-                start,
-                end: start,
+                start: offset32(start),
+                end: offset32(start),
                 source: stream
                     .documents
                     .first()
@@ -573,8 +573,8 @@ pub(crate) fn parse_inline(node: &Node, file_text: &str) -> Stream {
             .is_some_and(|m| verify(&doc.root, text, file_text, m));
         respan(&mut doc.root, &|s: Span| match (&mapped, ok) {
             (Some(m), true) => Span {
-                start: m.map(s.start),
-                end: m.map(s.end),
+                start: offset32(m.map(s.start())),
+                end: offset32(m.map(s.end())),
                 source,
             },
             _ => whole,
@@ -598,7 +598,7 @@ impl BlockMap {
 }
 
 fn block_mapping(node: &Node, text: &str, file_text: &str) -> Option<BlockMap> {
-    let start = node.span.start;
+    let start = node.span.start();
     let at = file_text.get(start..)?;
     // The content starts after the header line (`patch: |-`) when the span starts at the
     // indicator, else at the start of the line the span starts on.
@@ -607,7 +607,7 @@ fn block_mapping(node: &Node, text: &str, file_text: &str) -> Option<BlockMap> {
     } else {
         file_text.get(..start)?.rfind('\n').map_or(0, |i| i + 1)
     };
-    let body = file_text.get(header_end..node.span.end.max(header_end))?;
+    let body = file_text.get(header_end..node.span.end().max(header_end))?;
     // The block indentation: the first non-blank content line's leading spaces.
     let indent = body
         .lines()
@@ -633,7 +633,7 @@ fn block_mapping(node: &Node, text: &str, file_text: &str) -> Option<BlockMap> {
 /// Every scalar's mapped bytes must read as in the string, else the mapping is not trusted.
 fn verify(node: &Node, text: &str, file_text: &str, m: &BlockMap) -> bool {
     let here = || {
-        let (s, e) = (node.span.start, node.span.end);
+        let (s, e) = (node.span.start(), node.span.end());
         let (fs, fe) = (m.map(s), m.map(e));
         text.get(s..e).is_some() && text.get(s..e) == file_text.get(fs..fe)
     };

@@ -10,7 +10,7 @@ use super::{
     normalize, order, replace, select, transform, Options, RenderError, RenderErrorKind, Rendered,
     Reorder, Sources, KUSTOMIZATION_FILE_NAMES,
 };
-use crate::source::yaml::{Node, Span, Stream};
+use crate::source::yaml::{offset32, Node, Span, Stream};
 
 /// A resource's identity (kustomize's ResId).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -478,8 +478,8 @@ pub(crate) fn resources_of(stream: &Stream, path: &Path) -> Result<Vec<Res>, Ren
             RenderErrorKind::Parse,
             path,
             Some(Span {
-                start: e.offset,
-                end: e.offset,
+                start: offset32(e.offset),
+                end: offset32(e.offset),
                 source,
             }),
             format!("invalid YAML: {}", e.message),

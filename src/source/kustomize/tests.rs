@@ -26,7 +26,7 @@ fn origin(sources: &FsSources, node: &Node) -> (PathBuf, String) {
     let (path, stream) = &files[node.span.source.index().expect("a file span")];
     let text = stream
         .text
-        .get(node.span.start..node.span.end)
+        .get(node.span.start()..node.span.end())
         .unwrap_or("<out of range>");
     (path.clone(), text.to_string())
 }
@@ -173,7 +173,7 @@ fn inline_literal_patches_map_into_the_kustomization_bytes() {
     assert_eq!(text, "5Gi");
     // An in-place replacement there is a valid edit of the kustomization.
     let mut edited = kustomization.to_string();
-    edited.replace_range(memory.span.start..memory.span.end, "6Gi");
+    edited.replace_range(memory.span.start()..memory.span.end(), "6Gi");
     let overrides = HashMap::from([(dir.path().join("kustomization.yaml"), edited)]);
     let again = render(dir.path(), &FsSources::with_overrides(overrides), &opts()).unwrap();
     let m2 = container(&again.objects[0])
@@ -414,7 +414,7 @@ fn errors_point_at_the_offending_entry() {
     assert_eq!(e.kind, RenderErrorKind::MissingResource);
     assert!(e.file.ends_with("kustomization.yaml"));
     let span = e.span.expect("span");
-    assert_eq!(&k[span.start..span.end], "missing.yaml");
+    assert_eq!(&k[span.range()], "missing.yaml");
     assert!(
         e.message.contains("accumulating resources"),
         "{}",
