@@ -183,4 +183,9 @@ impl ChangedScope {
     pub fn changed_objects(&self) -> usize {
         self.changed.len()
     }
+
+    /// Renders (Kustomize roots, Helm releases) that read a changed file.
+    pub fn changed_renders(&self) -> usize {
+        self.units.len() + self.releases.len()
+    }
 }

@@ -250,8 +250,9 @@ fn lint(args: &LintArgs) -> u8 {
             scope.retain(&mut run);
             if !quiet {
                 eprintln!(
-                    "{} object(s) changed since {reference} ({} file(s) compared)",
+                    "{} object(s) and {} render(s) changed since {reference} ({} file(s) compared)",
                     scope.changed_objects(),
+                    scope.changed_renders(),
                     scope.files_compared
                 );
             }

@@ -98,7 +98,7 @@ fn only_changed_objects_are_reported() {
     assert_eq!(code, 1, "{stderr}");
     assert_eq!(changed, ["a.yaml a2", "c.yaml c"]);
     assert!(
-        stderr.contains("2 object(s) changed since HEAD"),
+        stderr.contains("2 object(s) and 0 render(s) changed since HEAD"),
         "{stderr}"
     );
 
