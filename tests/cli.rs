@@ -413,7 +413,7 @@ fn the_demo_shows_every_rule() {
     let seen: std::collections::BTreeSet<String> = rules_of(&value).into_iter().collect();
     let all: std::collections::BTreeSet<String> = [
         "GPU001", "GPU002", "GPU003", "GPU004", "GPU005", "QOS001", "QOS002", "QOS003", "SHM001",
-        "SHM002", "KUE001", "SCH001", "SCH002",
+        "SHM002", "KUE001", "SCH001", "SCH002", "KUS001",
     ]
     .iter()
     .map(|s| s.to_string())
