@@ -284,7 +284,7 @@ fn lint(args: &LintArgs) -> u8 {
         _ if !show_findings => eprint!("{}", report::human::summary(&run)),
         Format::Human => print(&report::human::render(&run, color)),
         Format::Json => report::json::print(&run),
-        Format::Sarif => print(&format!("{:#}\n", report::sarif::render(&run))),
+        Format::Sarif => report::sarif::print(&run),
         Format::Github => print(&report::github::render(&run)),
     }
     let level = match args.fail_on {
