@@ -56,6 +56,22 @@ pub struct FixPlan {
     pub unsafe_skipped: usize,
 }
 
+/// Findings whose fix is unsafe and left out because `--unsafe-fixes` was not given.
+pub(super) fn skipped_unsafe(findings: &[&Finding], unsafe_fixes: bool) -> usize {
+    if unsafe_fixes {
+        return 0;
+    }
+    findings
+        .iter()
+        .filter(|f| f.suppression.is_none())
+        .filter(|f| {
+            f.fix
+                .as_ref()
+                .is_some_and(|x| x.applicability == Applicability::Unsafe)
+        })
+        .count()
+}
+
 pub(super) fn allowed(f: &Finding, unsafe_fixes: bool) -> bool {
     f.suppression.is_none()
         && f.fix
@@ -82,16 +98,7 @@ pub fn plan(linter: &Linter, run: &Run, unsafe_fixes: bool) -> FixPlan {
             .iter()
             .filter(|f| f.file == index && f.unit.is_none() && f.release.is_none())
             .collect();
-        plan.unsafe_skipped += findings
-            .iter()
-            .filter(|f| f.suppression.is_none())
-            .filter(|f| {
-                f.fix
-                    .as_ref()
-                    .is_some_and(|x| x.applicability == Applicability::Unsafe)
-            })
-            .filter(|_| !unsafe_fixes)
-            .count();
+        plan.unsafe_skipped += skipped_unsafe(&findings, unsafe_fixes);
         let fixable: Vec<Finding> = findings
             .into_iter()
             .filter(|f| allowed(f, unsafe_fixes))
@@ -253,25 +260,37 @@ impl<'f> FileState<'f> {
     }
 }
 
-/// Writes `text` to `path` atomically: a temp file in the same folder, fsync, rename. The file
-/// keeps its permissions.
-fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
+/// The temp file a write goes through: next to `path`, so the final rename or link stays on one
+/// file system.
+fn temp_beside(path: &Path) -> PathBuf {
     let dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
-    let temp = dir.join(format!(".{name}.gpulint-{}.tmp", std::process::id()));
+    dir.join(format!(".{name}.gpulint-{}.tmp", std::process::id()))
+}
+
+/// Writes `text` to a new temp file beside `path` and syncs it.
+fn write_temp(path: &Path, text: &str) -> std::io::Result<PathBuf> {
+    let temp = temp_beside(path);
+    let mut f = std::fs::File::create(&temp)?;
+    f.write_all(text.as_bytes())?;
+    f.sync_all()?;
+    Ok(temp)
+}
+
+/// Writes `text` to `path` atomically: a temp file in the same folder, fsync, rename. The file
+/// keeps its permissions.
+fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
     let result = (|| {
         let permissions = std::fs::metadata(path)?.permissions();
-        let mut f = std::fs::File::create(&temp)?;
-        f.write_all(text.as_bytes())?;
-        f.sync_all()?;
+        let temp = write_temp(path, text)?;
         std::fs::set_permissions(&temp, permissions)?;
         std::fs::rename(&temp, path)
     })();
     if result.is_err() {
-        let _ = std::fs::remove_file(&temp);
+        let _ = std::fs::remove_file(temp_beside(path));
     }
     result
 }
@@ -329,21 +348,10 @@ fn restore(written: &[&FileFix]) {
     }
 }
 
-/// Writes a new file atomically (temp + fsync + rename), never replacing an existing one.
+/// Writes a new file atomically (temp + fsync + link), never replacing an existing one.
 fn write_new(path: &Path, text: &str) -> std::io::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
-    let temp = dir.join(format!(".{name}.gpulint-{}.tmp", std::process::id()));
-    let result = (|| {
-        let mut f = std::fs::File::create(&temp)?;
-        f.write_all(text.as_bytes())?;
-        f.sync_all()?;
-        // A hard link fails when the target exists: no race with a file created meanwhile.
-        std::fs::hard_link(&temp, path)
-    })();
-    let _ = std::fs::remove_file(&temp);
+    // A hard link fails when the target exists: no race with a file created meanwhile.
+    let result = write_temp(path, text).and_then(|temp| std::fs::hard_link(temp, path));
+    let _ = std::fs::remove_file(temp_beside(path));
     result
 }

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value as Json;
 
-use super::apply::{allowed, AppliedFix, FileFix, FixPlan, RejectedFix};
+use super::apply::{allowed, skipped_unsafe, AppliedFix, FileFix, FixPlan, RejectedFix};
 use super::edit::{apply, apply_change, plain, render_scalar, Edit, FieldChange};
 use crate::lint::{Linter, Run};
 use crate::renders::HelmUnit;
@@ -28,10 +28,15 @@ pub(super) fn plan_releases(linter: &Linter, run: &Run, unsafe_fixes: bool, plan
         return;
     };
     for (index, unit) in run.releases.iter().enumerate() {
-        let fixable: Vec<&Finding> = run
+        let findings: Vec<&Finding> = run
             .findings
             .iter()
-            .filter(|f| f.release == Some(index) && allowed(f, unsafe_fixes))
+            .filter(|f| f.release == Some(index))
+            .collect();
+        plan.unsafe_skipped += skipped_unsafe(&findings, unsafe_fixes);
+        let fixable: Vec<&Finding> = findings
+            .into_iter()
+            .filter(|f| allowed(f, unsafe_fixes))
             .collect();
         if !fixable.is_empty() {
             let root = linter

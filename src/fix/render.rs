@@ -18,10 +18,10 @@ use std::sync::Arc;
 
 use serde_json::Value as Json;
 
-use super::apply::{allowed, AppliedFix, FileFix, FixPlan, RejectedFix};
+use super::apply::{allowed, skipped_unsafe, AppliedFix, FileFix, FixPlan, RejectedFix};
 use super::edit::{
-    apply, apply_change, column, line_end, newline, overlaps, plain, Applicability, Edit,
-    FieldChange, Fix, Segment,
+    apply, apply_change, column, line_end, newline, overlaps, plain, Edit, FieldChange, Fix,
+    Segment,
 };
 use crate::lint::{repo_facts, FileRole, Linter, Run, SourceFile};
 use crate::renders::{display_path, render_root, RenderUnit, RunSources};
@@ -43,17 +43,7 @@ pub(super) fn plan_units(linter: &Linter, run: &Run, unsafe_fixes: bool, plan: &
             .iter()
             .filter(|f| f.unit == Some(index))
             .collect();
-        if !unsafe_fixes {
-            plan.unsafe_skipped += findings
-                .iter()
-                .filter(|f| f.suppression.is_none())
-                .filter(|f| {
-                    f.fix
-                        .as_ref()
-                        .is_some_and(|x| x.applicability == Applicability::Unsafe)
-                })
-                .count();
-        }
+        plan.unsafe_skipped += skipped_unsafe(&findings, unsafe_fixes);
         let fixable: Vec<Finding> = findings
             .into_iter()
             .filter(|f| allowed(f, unsafe_fixes))
