@@ -227,13 +227,17 @@ pub fn build(
     let sources = RunSources::new(files, HashMap::new(), settings.boundary.clone());
     let mut rendered = Vec::new();
     let mut failed = Vec::new();
+    let mut failed_roots = Vec::new();
     for root in roots {
         match render_root(root, &sources, settings) {
             Ok(r) => rendered.push((r, conditional.contains(root))),
             // A root looked at only because it might read a named file is not the user's
             // concern when it does not render.
             Err(_) if conditional.contains(root) => {}
-            Err(e) => failed.push(e),
+            Err(e) => {
+                failed.push(e);
+                failed_roots.push(root.clone());
+            }
         }
     }
     for (path, stream) in sources.added() {
@@ -276,16 +280,52 @@ pub fn build(
     let used_as_base: BTreeSet<PathBuf> =
         units.iter().flat_map(|u| u.bases.iter().cloned()).collect();
     units.retain(|u| !used_as_base.contains(&u.dir));
-    for unit in &units {
-        for &f in &unit.files {
-            if let Some(file) = files.get_mut(f) {
-                if file.role == FileRole::Plain {
-                    file.role = FileRole::Rendered;
-                }
+    let mut through_renders: BTreeSet<usize> = units.iter().flat_map(|u| u.files.clone()).collect();
+    // The patches of a root that failed to render are partial objects: linted raw they would
+    // only add false positives next to the render error.
+    for root in &failed_roots {
+        through_renders.extend(patch_files(root).iter().filter_map(|p| index_of(p)));
+    }
+    for f in through_renders {
+        if let Some(file) = files.get_mut(f) {
+            if file.role == FileRole::Plain {
+                file.role = FileRole::Rendered;
             }
         }
     }
     units
+}
+
+/// The patch files a kustomization names (`patches[].path`, `patchesStrategicMerge`,
+/// `patchesJson6902[].path`), read from its file without rendering.
+fn patch_files(root: &Path) -> Vec<PathBuf> {
+    let Some(file) = kustomize::kustomization_file(root) else {
+        return Vec::new();
+    };
+    let Ok(bytes) = std::fs::read(&file) else {
+        return Vec::new();
+    };
+    let stream = Stream::parse_bytes(&bytes);
+    let Some(doc) = stream.documents.first() else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for key in ["patches", "patchesJson6902"] {
+        for entry in doc.root.get(key).and_then(Node::as_seq).unwrap_or_default() {
+            out.extend(entry.get_str("path").map(|p| normalize(&root.join(p))));
+        }
+    }
+    let strategic = doc.root.get("patchesStrategicMerge").and_then(Node::as_seq);
+    for entry in strategic.unwrap_or_default() {
+        // An inline patch is YAML text, not a path.
+        out.extend(
+            entry
+                .text()
+                .filter(|t| !t.contains('\n'))
+                .map(|p| normalize(&root.join(p))),
+        );
+    }
+    out
 }
 
 /// A render error placed in its file.

@@ -758,3 +758,29 @@ fn a_strategic_merge_patch_that_replaces_a_crds_container_list_is_kus001() {
         .collect();
     assert_eq!(kus, [place("KUS001", "crd/smp/gpus.yaml:11", "crd/smp")]);
 }
+
+#[test]
+fn the_patches_of_an_overlay_that_does_not_render_are_not_linted_raw() {
+    let repo = Repo::new();
+    // The overlay names a resource that is not there: a render error, and its patch (a partial
+    // Deployment with a GPU request and no limit) must not turn into a raw GPU001.
+    repo.write(
+        "broken/kustomization.yaml",
+        "resources:\n- missing.yaml\npatches:\n- path: gpus.yaml\n",
+    );
+    repo.write(
+        "broken/gpus.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: llm\nspec:\n  template:\n    spec:\n      containers:\n      - name: vllm\n        resources:\n          requests:\n            nvidia.com/gpu: 2\n",
+    );
+    let (code, stdout, stderr) = repo.gpulint(&["broken", "--format", "json"]);
+    assert_eq!(code, 2, "a render error exits 2: {stderr}");
+    let report: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(report["findings"], serde_json::json!([]), "{stdout}");
+    let errors = report["errors"].as_array().unwrap();
+    assert_eq!(errors.len(), 1, "{stdout}");
+    assert_eq!(errors[0]["file"], "broken/kustomization.yaml");
+    assert!(errors[0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("missing.yaml"));
+}
