@@ -77,17 +77,8 @@ pub fn scope(run: &Run, reference: &str) -> Result<ChangedScope, String> {
             changed_files.insert(index);
             continue;
         };
-        let entry = relative_to(path, &root)
-            .and_then(|rel| tree.get_path(Path::new(&rel)).ok())
-            .filter(|entry| entry.kind() == Some(ObjectType::Blob));
-        // The blob ids compare the bytes without reading the old blob.
-        let same = entry.as_ref().is_some_and(|entry| {
-            std::fs::read(path)
-                .ok()
-                .and_then(|bytes| Oid::hash_object(ObjectType::Blob, &bytes).ok())
-                == Some(entry.id())
-        });
-        if !same {
+        let entry = blob_at(&tree, &root, path);
+        if differs(entry.as_ref(), path) {
             changed_files.insert(index);
         }
         let old_text = entry
@@ -127,7 +118,9 @@ pub fn scope(run: &Run, reference: &str) -> Result<ChangedScope, String> {
                 });
             }
             inputs.extend(release.declared_in.clone());
-            inputs.iter().any(|p| differs_from(&tree, &root, p))
+            inputs
+                .iter()
+                .any(|p| differs(blob_at(&tree, &root, p).as_ref(), p))
         })
         .map(|(i, _)| i)
         .collect();
@@ -139,15 +132,20 @@ pub fn scope(run: &Run, reference: &str) -> Result<ChangedScope, String> {
     })
 }
 
-/// Whether a file's bytes differ from its blob at the reference tree (or it is new there).
-fn differs_from(tree: &git2::Tree, root: &Path, path: &Path) -> bool {
-    let entry = relative_to(path, root)
+/// The file's blob in the reference tree, if it has one.
+fn blob_at<'t>(tree: &'t git2::Tree, root: &Path, path: &Path) -> Option<git2::TreeEntry<'t>> {
+    relative_to(path, root)
         .and_then(|rel| tree.get_path(Path::new(&rel)).ok())
-        .filter(|entry| entry.kind() == Some(ObjectType::Blob));
+        .filter(|entry| entry.kind() == Some(ObjectType::Blob))
+}
+
+/// Whether a file's bytes differ from its blob at the reference (or it has none): the blob ids
+/// compare the bytes without reading the old blob.
+fn differs(blob: Option<&git2::TreeEntry>, path: &Path) -> bool {
     let now = std::fs::read(path)
         .ok()
         .and_then(|bytes| Oid::hash_object(ObjectType::Blob, &bytes).ok());
-    entry.map(|e| e.id()) != now
+    now.is_none() || blob.map(|e| e.id()) != now
 }
 
 /// Every file below a folder (a chart: templates, helpers, values, subcharts).

@@ -379,10 +379,7 @@ impl Linter {
         index: usize,
         unit: &HelmUnit,
     ) -> Vec<Finding> {
-        let comments: Vec<HashMap<usize, IgnoreComment>> = files
-            .iter()
-            .map(|f| suppression_comments(&f.stream.comments))
-            .collect();
+        let mut comments = CommentCache::default();
         let ns = unit.release.namespace.as_str();
         let mut findings = Vec::new();
         for (document, doc) in unit.rendered.stream.documents.iter().enumerate() {
@@ -399,8 +396,9 @@ impl Linter {
                     let Some(origin) = files.get(file) else {
                         continue;
                     };
+                    let comments = comments.of(files, file);
                     if let Some(mut f) =
-                        self.finding(hit, &workload, file, span, origin, comments.get(file), None)
+                        self.finding(hit, &workload, file, span, origin, comments, None)
                     {
                         f.release = Some(index);
                         findings.push(f);
@@ -423,13 +421,7 @@ impl Linter {
     ) -> (usize, crate::source::yaml::Span) {
         use crate::fix::edit::FieldChange;
         use crate::source::yaml::Span;
-        let index_of = |path: &std::path::Path| {
-            let wanted = crate::source::kustomize::normalize(path);
-            files.iter().position(|f| match &f.input {
-                Input::File(p) => crate::source::kustomize::normalize(p) == wanted,
-                Input::Stdin => false,
-            })
-        };
+        let index_of = |path: &std::path::Path| renders::find_file(files, path);
         // The fields the fix would change: the first with a values leaf behind it.
         let fields = hit.fix.iter().flat_map(|fix| {
             fix.changes.iter().filter_map(|c| match c {
@@ -468,10 +460,7 @@ impl Linter {
         index: usize,
         unit: &RenderUnit,
     ) -> Vec<Finding> {
-        let comments: Vec<HashMap<usize, IgnoreComment>> = files
-            .iter()
-            .map(|f| suppression_comments(&f.stream.comments))
-            .collect();
+        let mut comments = CommentCache::default();
         let mut findings = Vec::new();
         for (document, root) in unit.objects.iter().enumerate() {
             let cx = Context {
@@ -499,15 +488,10 @@ impl Linter {
                     } else {
                         crate::source::yaml::Span::new(0, 0)
                     };
-                    if let Some(f) = self.finding(
-                        hit,
-                        &workload,
-                        file,
-                        span,
-                        origin,
-                        comments.get(file),
-                        Some(index),
-                    ) {
+                    let comments = comments.of(files, file);
+                    if let Some(f) =
+                        self.finding(hit, &workload, file, span, origin, comments, Some(index))
+                    {
                         findings.push(f);
                     }
                 }
@@ -688,6 +672,22 @@ pub fn repo_facts(files: &[SourceFile], units: &[RenderUnit], releases: &[HelmUn
         }
     }
     facts
+}
+
+/// The suppression comments of the files rendered findings land in, read once per file and
+/// only for files that get a finding (a render reads few of the run's files).
+#[derive(Default)]
+struct CommentCache(HashMap<usize, HashMap<usize, IgnoreComment>>);
+
+impl CommentCache {
+    fn of(&mut self, files: &[SourceFile], file: usize) -> Option<&HashMap<usize, IgnoreComment>> {
+        let source = files.get(file)?;
+        Some(
+            self.0
+                .entry(file)
+                .or_insert_with(|| suppression_comments(&source.stream.comments)),
+        )
+    }
 }
 
 /// A `# gpulint: ignore[ID, ID] reason` comment.

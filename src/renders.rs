@@ -47,12 +47,18 @@ pub struct RunSources {
 
 struct SourcesState {
     by_path: HashMap<PathBuf, usize>,
-    /// Tagged streams by run index (`None` until the renderer asks).
-    streams: Vec<Option<Arc<Stream>>>,
-    /// Plain streams of the run files, to tag on demand.
-    originals: Vec<Option<Arc<Stream>>>,
-    /// Files appended beyond the run's own: (path, stream untagged).
-    added: Vec<(PathBuf, Arc<Stream>)>,
+    /// By run index: the run's files, then those the renderer read beyond them.
+    entries: Vec<SourceEntry>,
+    /// How many of `entries` are the run's own files.
+    run_files: usize,
+}
+
+struct SourceEntry {
+    path: Option<PathBuf>,
+    /// The file as parsed (an override's text when one is given).
+    parsed: Arc<Stream>,
+    /// The copy tagged with its run index, made the first time the renderer asks.
+    tagged: Option<Arc<Stream>>,
 }
 
 impl RunSources {
@@ -61,24 +67,35 @@ impl RunSources {
         overrides: HashMap<PathBuf, String>,
         boundary: Option<PathBuf>,
     ) -> RunSources {
-        let mut by_path = HashMap::new();
-        let mut originals = Vec::new();
-        for (i, f) in files.iter().enumerate() {
-            if let Input::File(p) = &f.input {
-                by_path.insert(normalize(p), i);
-            }
-            originals.push(Some(f.stream.clone()));
-        }
-        let overrides = overrides
+        let overrides: HashMap<PathBuf, String> = overrides
             .into_iter()
             .map(|(p, t)| (normalize(&p), t))
             .collect();
+        let mut by_path = HashMap::new();
+        let mut entries = Vec::new();
+        for (i, f) in files.iter().enumerate() {
+            let path = match &f.input {
+                Input::File(p) => Some(normalize(p)),
+                Input::Stdin => None,
+            };
+            let parsed = match path.as_ref().and_then(|p| overrides.get(p)) {
+                Some(text) => Arc::new(Stream::parse(text)),
+                None => f.stream.clone(),
+            };
+            if let Some(p) = &path {
+                by_path.insert(p.clone(), i);
+            }
+            entries.push(SourceEntry {
+                path,
+                parsed,
+                tagged: None,
+            });
+        }
         RunSources {
             state: Mutex::new(SourcesState {
                 by_path,
-                streams: vec![None; files.len()],
-                originals,
-                added: Vec::new(),
+                run_files: entries.len(),
+                entries,
             }),
             overrides,
             boundary,
@@ -94,7 +111,11 @@ impl RunSources {
 
     /// Files read beyond the run's own, in index order.
     pub fn added(&self) -> Vec<(PathBuf, Arc<Stream>)> {
-        self.lock().added.clone()
+        let state = self.lock();
+        state.entries[state.run_files..]
+            .iter()
+            .filter_map(|e| Some((e.path.clone()?, e.parsed.clone())))
+            .collect()
     }
 
     /// The run index of a path, if the renderer read it.
@@ -120,32 +141,28 @@ impl Sources for RunSources {
         let index = match state.by_path.get(&path) {
             Some(&i) => i,
             None => {
-                let stream = match self.overrides.get(&path) {
+                let parsed = match self.overrides.get(&path) {
                     Some(text) => Stream::parse(text),
                     None => Stream::parse_bytes(&std::fs::read(&path)?),
                 };
-                let i = state.streams.len();
-                state.added.push((path.clone(), Arc::new(stream)));
-                let original = state.added.last().map(|(_, s)| s.clone());
-                state.originals.push(original);
-                state.streams.push(None);
-                state.by_path.insert(path.clone(), i);
+                let i = state.entries.len();
+                state.entries.push(SourceEntry {
+                    path: Some(path.clone()),
+                    parsed: Arc::new(parsed),
+                    tagged: None,
+                });
+                state.by_path.insert(path, i);
                 i
             }
         };
-        if let Some(Some(tagged)) = state.streams.get(index) {
+        let entry = &mut state.entries[index];
+        if let Some(tagged) = &entry.tagged {
             return Ok(tagged.clone());
         }
-        let mut stream = match (self.overrides.get(&path), state.originals.get(index)) {
-            (Some(text), _) => Stream::parse(text),
-            (None, Some(Some(original))) => (**original).clone(),
-            (None, _) => Stream::parse_bytes(&std::fs::read(&path)?),
-        };
+        let mut stream = (*entry.parsed).clone();
         stream.set_source(SourceId::file(index));
         let stream = Arc::new(stream);
-        if let Some(slot) = state.streams.get_mut(index) {
-            *slot = Some(stream.clone());
-        }
+        entry.tagged = Some(stream.clone());
         Ok(stream)
     }
 
@@ -385,17 +402,22 @@ impl HelmUnit {
     }
 }
 
+/// The run index of the file at `path`, however either is spelled.
+pub fn find_file(files: &[SourceFile], path: &Path) -> Option<usize> {
+    let wanted = normalize(path);
+    files.iter().position(|f| match &f.input {
+        Input::File(p) => normalize(p) == wanted,
+        Input::Stdin => false,
+    })
+}
+
 /// The run index of the file at `path`, reading it (as a support file) when the run does not
 /// have it yet.
 pub fn file_index(files: &mut Vec<SourceFile>, path: &Path) -> Option<usize> {
-    let wanted = normalize(path);
-    let found = files.iter().position(|f| match &f.input {
-        Input::File(p) => normalize(p) == wanted,
-        _ => false,
-    });
-    if found.is_some() {
-        return found;
+    if let Some(found) = find_file(files, path) {
+        return Some(found);
     }
+    let wanted = normalize(path);
     let bytes = std::fs::read(&wanted).ok()?;
     files.push(SourceFile {
         name: display_path(&wanted),

@@ -46,6 +46,19 @@ pub struct RejectedFix {
     pub reason: String,
 }
 
+impl RejectedFix {
+    /// A dropped fix, placed at its finding.
+    pub(super) fn at(files: &[SourceFile], f: &Finding, reason: String) -> RejectedFix {
+        let file = files.get(f.file);
+        RejectedFix {
+            file: file.map(|x| x.name.clone()).unwrap_or_default(),
+            line: file.map_or(0, |x| x.stream.line_col(f.span.start()).0),
+            rule: f.rule.id,
+            reason,
+        }
+    }
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct FixPlan {
     pub files: Vec<FileFix>,

@@ -17,7 +17,6 @@ use super::edit::{apply, apply_change, plain, render_scalar, Edit, FieldChange};
 use crate::lint::{Linter, Run};
 use crate::renders::HelmUnit;
 use crate::rules::Finding;
-use crate::source::discover::Input;
 use crate::source::helm::{self, HelmEngine, Release, ValuesSource};
 use crate::source::kustomize::normalize;
 use crate::source::yaml::{ScalarStyle, Stream};
@@ -56,13 +55,7 @@ struct LeafEdit {
 }
 
 fn rejected(run: &Run, f: &Finding, reason: String) -> RejectedFix {
-    let file = run.files.get(f.file);
-    RejectedFix {
-        file: file.map(|x| x.name.clone()).unwrap_or_default(),
-        line: file.map_or(0, |x| x.stream.line_col(f.span.start()).0),
-        rule: f.rule.id,
-        reason,
-    }
+    RejectedFix::at(&run.files, f, reason)
 }
 
 /// The values edits one finding's fix needs, or why there are none.
@@ -160,11 +153,10 @@ fn plan_release(
         return;
     }
     for (path, (original, fixed)) in outcome {
-        let name = run
-            .files
-            .iter()
-            .find(|f| matches!(&f.input, Input::File(p) if normalize(p) == path))
-            .map_or_else(|| crate::renders::display_path(&path), |f| f.name.clone());
+        let name = crate::renders::find_file(&run.files, &path).map_or_else(
+            || crate::renders::display_path(&path),
+            |i| run.files[i].name.clone(),
+        );
         let line_in = |f: &Finding| Stream::parse(&original).line_col(f.span.start()).0;
         let applied = taken
             .iter()

@@ -312,13 +312,7 @@ impl<'r> UnitState<'r> {
     }
 
     fn reject(&mut self, f: &Finding, reason: String) {
-        let file = self.files.get(f.file);
-        self.rejected.push(RejectedFix {
-            file: file.map(|x| x.name.clone()).unwrap_or_default(),
-            line: file.map_or(0, |x| x.stream.line_col(f.span.start()).0),
-            rule: f.rule.id,
-            reason,
-        });
+        self.rejected.push(RejectedFix::at(&self.files, f, reason));
         self.dropped.insert(fix_id(f));
     }
 

@@ -54,14 +54,20 @@ fn is_kustomization(path: &Path) -> bool {
         .is_some_and(|n| KUSTOMIZATION_FILE_NAMES.contains(&n))
 }
 
-/// Every kustomization root under `dir` (walked like the manifests).
-fn roots_under(dir: &Path, config: &Config, out: &mut Vec<PathBuf>) {
-    let walker = ignore::WalkBuilder::new(dir)
+/// A walk of `dir` as gpulint walks: honouring `.gitignore` (in a git checkout or not), into
+/// hidden folders (manifests live in `.github/…` or `.deploy/` too), in a stable order.
+fn walk(dir: &Path) -> ignore::WalkBuilder {
+    let mut builder = ignore::WalkBuilder::new(dir);
+    builder
         .require_git(false)
         .hidden(false)
-        .filter_entry(|e| e.file_name() != ".git")
-        .sort_by_file_name(|a, b| a.cmp(b))
-        .build();
+        .sort_by_file_name(|a, b| a.cmp(b));
+    builder
+}
+
+/// Every kustomization root under `dir` (walked like the manifests).
+fn roots_under(dir: &Path, config: &Config, out: &mut Vec<PathBuf>) {
+    let walker = walk(dir).filter_entry(|e| e.file_name() != ".git").build();
     for e in walker.flatten() {
         let p = e.path();
         if e.file_type().is_some_and(|t| t.is_file())
@@ -115,14 +121,10 @@ pub fn discover(paths: &[PathBuf], config: &Config, repo_root: Option<&Path>) ->
                 .push(format!("{}: no such file or directory", path.display()));
             continue;
         }
-        // Hidden folders are walked (manifests live in `.github/…` or `.deploy/` too); `.git`
-        // is not.
-        // Chart folders are recorded and not descended into.
+        // `.git` is not walked; chart folders are recorded and not descended into.
         let charts = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
         let seen_charts = charts.clone();
-        let walker = ignore::WalkBuilder::new(path)
-            .require_git(false)
-            .hidden(false)
+        let walker = walk(path)
             .filter_entry(move |e| {
                 if e.file_name() == ".git" {
                     return false;
@@ -136,7 +138,6 @@ pub fn discover(paths: &[PathBuf], config: &Config, repo_root: Option<&Path>) ->
                 }
                 true
             })
-            .sort_by_file_name(|a, b| a.cmp(b))
             .build();
         for entry in walker {
             match entry {
