@@ -49,6 +49,8 @@ struct Ctr {
     gpus: Vec<Gpu>,
     /// Times of OOM kills (restart counter +1, last terminated reason OOMKilled from then on).
     ooms: Vec<i64>,
+    /// The memory limit in bytes (kube_pod_container_resource_limits), if any.
+    mem_limit: Option<f64>,
 }
 
 fn ctr(name: &'static str, mem_base: f64, mem_amp: f64, cpu_rate: f64) -> Ctr {
@@ -59,6 +61,7 @@ fn ctr(name: &'static str, mem_base: f64, mem_amp: f64, cpu_rate: f64) -> Ctr {
         cpu_rate,
         gpus: Vec::new(),
         ooms: Vec::new(),
+        mem_limit: None,
     }
 }
 
@@ -250,7 +253,13 @@ impl Cluster {
             ("Job", "migrate"),
             t0 + HOUR,
             t0 + 2 * HOUR,
-            vec![ctr("migrate", 100.0 * MIB, 20.0 * MIB, 0.3)],
+            vec![{
+                // An OOMKilled Job container with a 128Mi limit.
+                let mut m = ctr("migrate", 100.0 * MIB, 20.0 * MIB, 0.3);
+                m.ooms = vec![t0 + HOUR + 1800];
+                m.mem_limit = Some(128.0 * MIB);
+                m
+            }],
         ));
         c.jobs.push(owner(
             "batch",
@@ -269,10 +278,16 @@ impl Cluster {
             sts,
             t0,
             end,
-            vec![ctr("postgres", 2.0 * GIB, 512.0 * MIB, 1.0)],
+            vec![{
+                // Rolled out later with a larger limit: not the limit the kills hit.
+                let mut db0 = ctr("postgres", 2.0 * GIB, 512.0 * MIB, 1.0);
+                db0.mem_limit = Some(4.0 * GIB);
+                db0
+            }],
         ));
         let mut db1 = ctr("postgres", 1.5 * GIB, GIB, 0.8);
         db1.ooms = vec![t0 + 30 * HOUR, t0 + 36 * HOUR];
+        db1.mem_limit = Some(3.0 * GIB);
         c.pods
             .push(pod("data", "db-1", sts, sts, t0, end, vec![db1]));
         let ds = ("DaemonSet", "node-agent");
@@ -436,6 +451,16 @@ impl Cluster {
                     every(p.from, p.to, step)
                         .map(|t| (t, c.ooms.iter().filter(|&&o| t >= o).count() as f64)),
                 );
+                if let Some(limit) = c.mem_limit {
+                    let mut l = ksm.clone();
+                    l.push((s("resource"), s("memory")));
+                    l.push((s("unit"), s("byte")));
+                    om.add(
+                        "kube_pod_container_resource_limits",
+                        &l,
+                        every(p.from, p.to, 300).map(|t| (t, limit)),
+                    );
+                }
                 if let Some(&o) = c.ooms.first() {
                     let mut l = ksm.clone();
                     l.push((s("reason"), s("OOMKilled")));
@@ -560,6 +585,9 @@ impl Cluster {
             gpu: [Option<f64>; 3],
             util: [Option<f64>; 2],
             oom: u64,
+            /// Largest limit of killed pods, and of all pods.
+            limit_killed: Option<f64>,
+            limit_any: Option<f64>,
         }
         let mut acc: BTreeMap<ContainerKey, Acc> = BTreeMap::new();
         let max = |slot: &mut Option<f64>, v: f64| *slot = Some(slot.map_or(v, |c: f64| c.max(v)));
@@ -577,6 +605,12 @@ impl Cluster {
                 a.first = Some(a.first.map_or(f, |x| x.min(f)));
                 a.last = Some(a.last.map_or(l, |x| x.max(l)));
                 a.oom += c.ooms.len() as u64;
+                if let Some(l) = c.mem_limit {
+                    max(&mut a.limit_any, l);
+                    if !c.ooms.is_empty() {
+                        max(&mut a.limit_killed, l);
+                    }
+                }
                 for g in &c.gpus {
                     let used: Vec<f64> = ts.iter().map(|&t| gpu_used_at(g, t)).collect();
                     max(&mut a.gpu[0], quantile(0.99, &used) * MIB);
@@ -625,6 +659,7 @@ impl Cluster {
                         p99: a.util[1],
                     }),
                     oom_kills: Some(a.oom),
+                    memory_limit_bytes: a.limit_killed.or(a.limit_any),
                 };
                 (k, usage)
             })
@@ -738,6 +773,11 @@ fn check_usage(key: &ContainerKey, got: &Usage, want: &Usage) -> Vec<String> {
         "oom",
         got.oom_kills.map(|v| v as f64),
         want.oom_kills.map(|v| v as f64),
+    );
+    cmp(
+        "memory limit",
+        got.memory_limit_bytes,
+        want.memory_limit_bytes,
     );
     errs
 }
@@ -1040,10 +1080,13 @@ fn workloads_are_resolved_and_measured(prom: &Prometheus, cluster: &Cluster) {
             .is_some_and(|m| m > 1000.0 * MIB),
         "{etl:?}"
     );
-    assert!(got
+    let migrate = got
         .usage
         .get(&k("batch", "Job", "migrate", "migrate"))
-        .is_some());
+        .expect("job");
+    // The OOMKilled Job's limit, from kube_pod_container_resource_limits.
+    assert_eq!(migrate.oom_kills, Some(1), "{migrate:?}");
+    assert_eq!(migrate.memory_limit_bytes, Some(128.0 * MIB), "{migrate:?}");
     assert!(got
         .usage
         .get(&k("web", "Pod", "debug-shell", "shell"))
@@ -1053,7 +1096,10 @@ fn workloads_are_resolved_and_measured(prom: &Prometheus, cluster: &Cluster) {
         .get(&k("data", "StatefulSet", "db", "postgres"))
         .expect("sts");
     assert_eq!(db.oom_kills, Some(2), "{db:?}");
+    // The limit the kills hit (db-1's 3Gi), not db-0's larger one.
+    assert_eq!(db.memory_limit_bytes, Some(3.0 * GIB), "{db:?}");
     assert_eq!(app.oom_kills, Some(0));
+    assert_eq!(app.memory_limit_bytes, None, "no limit series: none");
     let train = got
         .usage
         .get(&k("ml", "PyTorchJob", "train", "pytorch"))

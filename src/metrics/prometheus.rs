@@ -14,7 +14,9 @@
 //!
 //! A workload container's statistic is the maximum over its pods of the per-pod statistic; its
 //! `samples` and `oom_kills` are sums over its pods, and `history_seconds` spans from the first
-//! sample of any of its pods to the last.
+//! sample of any of its pods to the last. `memory_limit_bytes` is the largest memory limit of
+//! its pods that were OOMKilled (of all its pods when none was), from kube-state-metrics'
+//! `kube_pod_container_resource_limits{resource="memory"}`: the limit a kill hit.
 //!
 //! When a query is too expensive for the store (HTTP 422/503, errorType `execution` or
 //! `timeout`, e.g. "too many samples"), it is retried once per namespace of the wanted keys, so
@@ -337,10 +339,11 @@ enum Metric {
     GpuUtilP99,
     OomSeen,
     OomCount,
+    MemLimit,
 }
 
 impl Metric {
-    const ALL: [Metric; 16] = [
+    const ALL: [Metric; 17] = [
         Metric::MemP50,
         Metric::MemP99,
         Metric::MemMax,
@@ -357,6 +360,7 @@ impl Metric {
         Metric::GpuUtilP99,
         Metric::OomSeen,
         Metric::OomCount,
+        Metric::MemLimit,
     ];
 }
 
@@ -367,7 +371,7 @@ enum Query {
 }
 
 impl Query {
-    const ALL: [Query; 19] = [
+    const ALL: [Query; 20] = [
         Query::Owner(OwnerQuery::Pod),
         Query::Owner(OwnerQuery::ReplicaSet),
         Query::Owner(OwnerQuery::Job),
@@ -387,6 +391,7 @@ impl Query {
         Query::Metric(Metric::GpuUtilP99),
         Query::Metric(Metric::OomSeen),
         Query::Metric(Metric::OomCount),
+        Query::Metric(Metric::MemLimit),
     ];
 }
 
@@ -434,6 +439,11 @@ impl QueryPlan {
             join_matchers(&[r#"reason="OOMKilled""#, &user])
         );
         let restarts = format!("kube_pod_container_status_restarts_total{{{user}}}");
+        // The limit the container ran with: the one an OOM kill hit.
+        let mem_limit = format!(
+            "kube_pod_container_resource_limits{{{}}}",
+            join_matchers(&[r#"resource="memory""#, &user])
+        );
         let fb_used = format!("DCGM_FI_DEV_FB_USED{{{user}}}");
         let fb_free = format!("DCGM_FI_DEV_FB_FREE{{{user}}}");
         let util = format!("DCGM_FI_DEV_GPU_UTIL{{{user}}}");
@@ -489,6 +499,7 @@ impl QueryPlan {
                      or quantile_over_time(0.99, {engine}[{w}]))"
                 ),
                 Metric::OomSeen => format!("max by ({by}) (max_over_time({oom_reason}[{w}]))"),
+                Metric::MemLimit => format!("max by ({by}) (max_over_time({mem_limit}[{w}]))"),
                 Metric::OomCount => format!(
                     "sum by ({by}) (sum_over_time((increase({restarts}[{s}]) \
                      and on ({by}) {oom_reason} > 0)[{w}:{s}]))"
@@ -1241,6 +1252,7 @@ struct PodAcc {
     gpu_util: [Option<f64>; 2],
     oom_seen: Option<f64>,
     oom_count: Option<f64>,
+    mem_limit: Option<f64>,
 }
 
 const MIB: f64 = 1024.0 * 1024.0;
@@ -1264,6 +1276,7 @@ impl PodAcc {
             Metric::GpuUtilP99 => fold_max(&mut self.gpu_util[1], v),
             Metric::OomSeen => fold_max(&mut self.oom_seen, v),
             Metric::OomCount => fold_sum(&mut self.oom_count, v),
+            Metric::MemLimit => fold_max(&mut self.mem_limit, v),
         }
     }
 
@@ -1300,6 +1313,9 @@ struct WorkloadAcc {
     gpu_mem: [Option<f64>; 3],
     gpu_util: [Option<f64>; 2],
     oom_kills: u64,
+    /// Largest memory limit of the pods that were OOMKilled, and of all pods.
+    mem_limit_killed: Option<f64>,
+    mem_limit_any: Option<f64>,
     has_usage: bool,
 }
 
@@ -1325,7 +1341,16 @@ impl WorkloadAcc {
         if let Some(v) = p.last {
             fold_max(&mut self.last, v);
         }
-        self.oom_kills = self.oom_kills.saturating_add(p.oom_kills());
+        let kills = p.oom_kills();
+        self.oom_kills = self.oom_kills.saturating_add(kills);
+        if let Some(v) = p.mem_limit {
+            // A pod's limit is fixed for its life, so a killed pod's limit is the one the kill
+            // hit; a later pod with a raised limit (the fix) does not move the OOM bump.
+            fold_max(&mut self.mem_limit_any, v);
+            if kills > 0 {
+                fold_max(&mut self.mem_limit_killed, v);
+            }
+        }
         self.has_usage |= p.has_usage();
     }
 
@@ -1367,6 +1392,12 @@ impl WorkloadAcc {
                     p99: self.gpu_util[1],
                 }),
             oom_kills: Some(self.oom_kills),
+            // The limit an OOM kill hit when there was one, else the largest limit. A limit of 0
+            // is "none"; no series at all means none either.
+            memory_limit_bytes: self
+                .mem_limit_killed
+                .or(self.mem_limit_any)
+                .filter(|l| *l > 0.0),
         })
     }
 }
@@ -1440,7 +1471,7 @@ mod tests {
         let mut o = PrometheusOptions::new("http://prom:9090", "14d");
         o.selector = Some(r#"cluster="prod""#.into());
         let qs = planned_queries(&o).expect("valid options");
-        assert_eq!(qs.len(), 19);
+        assert_eq!(qs.len(), 20);
         for q in &qs {
             assert!(q.contains(r#"cluster="prod""#), "{q}");
             assert!(!q.contains("namespace=\""), "whole store: {q}");

@@ -10,9 +10,13 @@
 //! 1. `computed = max(ceil(P99) × (1 + memory_margin), ceil(max))`, rounded up to a whole
 //!    byte. If P99 was not measured the observed max stands in for it:
 //!    `ceil(max) × (1 + memory_margin)`.
-//! 2. After an OOM kill in the window (`oom_kills > 0`) and with a known current limit:
-//!    `computed = max(computed, limit × oom_bump_factor, limit + oom_bump_min_bytes)`
-//!    (defaults: at least `limit × 1.2` and at least `limit + 100Mi`).
+//! 2. After an OOM kill in the window (`oom_kills > 0`):
+//!    `computed = max(computed, ref × oom_bump_factor, ref + oom_bump_min_bytes)`
+//!    (defaults: at least `ref × 1.2` and at least `ref + 100Mi`), where `ref` is the limit the
+//!    container was killed at as measured (`memory_limit_bytes`, the largest limit its pods had
+//!    in the window), or the observed max when it had no limit or the snapshot does not record
+//!    one. Never the manifest's current value: the recommendation is a pure function of the
+//!    measurement, so the message, the JSON and every fix round give the same number.
 //! 3. Readable rounding ([`round_memory_readable`]): the slack is
 //!    `max(computed × memory_round_tolerance, memory_round_min_slack_bytes)` (defaults 5% and
 //!    64Mi). The value is rounded up to the coarsest step among `1Gi`, `256Mi`, `64Mi`, `1Mi`
@@ -243,6 +247,24 @@ pub enum MemoryBasis {
     OomBump,
 }
 
+/// The value an OOM bump starts from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OomReference {
+    /// The limit the container ran with (`memory_limit_bytes`): the one it was killed at.
+    MeasuredLimit(i128),
+    /// No limit measured (none set, or an older snapshot): the observed max. Sampling can miss
+    /// the spike that killed the container, so this may be below the limit that was hit.
+    ObservedMax(i128),
+}
+
+impl OomReference {
+    pub fn bytes(self) -> i128 {
+        match self {
+            OomReference::MeasuredLimit(b) | OomReference::ObservedMax(b) => b,
+        }
+    }
+}
+
 /// A memory value (use it for both request and limit), with the inputs behind it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MemoryRecommendation {
@@ -261,9 +283,9 @@ pub struct MemoryRecommendation {
     pub margin: f64,
     /// OOM kills in the window (0 when not measured).
     pub oom_kills: u64,
-    /// The current limit the OOM floor was computed from.
-    pub current_limit_bytes: Option<i128>,
-    /// The OOM floor, when there were OOM kills and the current limit is known.
+    /// What the OOM floor was computed from, after an OOM kill in the window.
+    pub oom_reference: Option<OomReference>,
+    /// The OOM floor, after an OOM kill in the window with a limit or max measured.
     pub oom_floor_bytes: Option<i128>,
     /// Data quality, as measured (`None` = unknown).
     pub samples: Option<u64>,
@@ -294,15 +316,9 @@ pub struct CpuRecommendation {
     pub history_seconds: Option<f64>,
 }
 
-/// Recommended memory for a container: see the module documentation for the rule.
-///
-/// `current_limit` is the container's current memory limit in bytes (used only after an OOM
-/// kill; `None` or a non-positive value means unknown, and no OOM floor is applied).
-pub fn memory(
-    usage: &Usage,
-    current_limit: Option<i128>,
-    policy: &Policy,
-) -> Result<MemoryRecommendation, NoRecommendation> {
+/// Recommended memory for a container: see the module documentation for the rule. A pure
+/// function of the measurement and the policy.
+pub fn memory(usage: &Usage, policy: &Policy) -> Result<MemoryRecommendation, NoRecommendation> {
     let stats = usage.memory_bytes.unwrap_or_default();
     if stats.p99.is_none() && stats.max.is_none() {
         return Err(NoRecommendation::NoSeries {
@@ -347,11 +363,17 @@ pub fn memory(
     };
 
     let oom_kills = usage.oom_kills.unwrap_or(0);
-    let current_limit = current_limit.filter(|&l| l > 0);
-    let oom_floor = match current_limit {
-        Some(limit) if oom_kills > 0 => Some(oom_floor(limit, policy)),
-        _ => None,
-    };
+    let limit_at_kill = usage
+        .memory_limit_bytes
+        .map(|v| bytes_ceil("memory_limit_bytes", v))
+        .transpose()?
+        .filter(|&l| l > 0);
+    let oom_reference = match limit_at_kill {
+        Some(limit) => Some(OomReference::MeasuredLimit(limit)),
+        None => max.filter(|&m| m > 0).map(OomReference::ObservedMax),
+    }
+    .filter(|_| oom_kills > 0);
+    let oom_floor = oom_reference.map(|r| oom_floor(r.bytes(), policy));
     if let Some(floor) = oom_floor {
         if floor > computed {
             computed = floor;
@@ -369,7 +391,7 @@ pub fn memory(
         max_bytes: stats.max,
         margin: policy.memory_margin,
         oom_kills,
-        current_limit_bytes: current_limit,
+        oom_reference,
         oom_floor_bytes: oom_floor,
         samples: usage.samples,
         history_seconds: usage.history_seconds,
@@ -697,6 +719,7 @@ mod tests {
             gpu_memory_bytes: None,
             gpu_utilization: None,
             oom_kills: None,
+            memory_limit_bytes: None,
         }
     }
 
@@ -711,8 +734,8 @@ mod tests {
         }
     }
 
-    fn mem(u: &Usage, limit: Option<i128>) -> MemoryRecommendation {
-        match memory(u, limit, &Policy::default()) {
+    fn mem(u: &Usage) -> MemoryRecommendation {
+        match memory(u, &Policy::default()) {
             Ok(r) => r,
             Err(e) => panic!("expected a recommendation: {e}"),
         }
@@ -772,7 +795,7 @@ mod tests {
     #[test]
     fn memory_from_p99_with_margin() {
         // max(3.1e10 × 1.15, 3.3e10) = 35.65e9 bytes (33.20Gi) -> 34Gi.
-        let r = mem(&usage(Some(3.1e10), Some(3.3e10)), None);
+        let r = mem(&usage(Some(3.1e10), Some(3.3e10)));
         assert_eq!(r.computed_bytes, 35_650_000_000);
         assert_eq!(r.basis, MemoryBasis::P99WithMargin);
         assert_eq!(r.bytes, 34 * GI);
@@ -800,7 +823,7 @@ mod tests {
     #[test]
     fn memory_observed_max_wins() {
         // max(1e10 × 1.15, 2e10) = 2e10 (18.63Gi) -> 19Gi.
-        let r = mem(&usage(Some(1e10), Some(2e10)), None);
+        let r = mem(&usage(Some(1e10), Some(2e10)));
         assert_eq!(r.computed_bytes, 20_000_000_000);
         assert_eq!(r.basis, MemoryBasis::ObservedMax);
         assert_eq!(r.quantity, "19Gi");
@@ -810,77 +833,130 @@ mod tests {
     #[test]
     fn memory_without_p99_uses_max_with_margin() {
         // 2.5e8 × 1.15 = 287_500_000 (274.2Mi) -> 320Mi (256Mi steps would be 37% above).
-        let r = mem(&usage(None, Some(2.5e8)), None);
+        let r = mem(&usage(None, Some(2.5e8)));
         assert_eq!(r.computed_bytes, 287_500_000);
         assert_eq!(r.basis, MemoryBasis::MaxWithMargin);
         assert_eq!(r.quantity, "320Mi");
         // Fractional bytes round up before the margin: ceil(1000.5) = 1001 -> 1151.15 -> 1152.
-        let r = mem(&usage(Some(1000.5), None), None);
+        let r = mem(&usage(Some(1000.5), None));
         assert_eq!(r.computed_bytes, 1152);
         assert_eq!(r.quantity, "64Mi");
     }
 
+    /// A container OOMKilled `kills` times, with P99 and max in bytes and the limit it ran with.
+    fn oom(kills: u64, p99: f64, max: f64, limit_at_kill: Option<f64>) -> Usage {
+        Usage {
+            oom_kills: Some(kills),
+            memory_limit_bytes: limit_at_kill,
+            ..usage(Some(p99), Some(max))
+        }
+    }
+
     #[test]
     fn memory_oom_bump() {
-        // 16Gi limit, OOM-killed: at least max(16Gi × 1.2, 16Gi + 100Mi) = 19.2Gi.
-        let u = Usage {
-            oom_kills: Some(1),
-            ..usage(Some(1.2e10), Some(1.5e10))
-        };
-        let limit = 16 * GI;
-        let r = mem(&u, Some(limit));
-        assert_eq!(r.computed_bytes, 20_615_843_021); // ceil(17179869184 × 1.2)
-        assert!(r.computed_bytes * 10 >= 192 * GI); // >= 19.2Gi
-        assert_eq!(r.basis, MemoryBasis::OomBump);
-        assert!(r.oom_bump_applied());
-        assert_eq!(r.oom_floor_bytes, Some(20_615_843_021));
-        assert_eq!(r.current_limit_bytes, Some(limit));
-        assert_eq!(r.oom_kills, 1);
-        assert_eq!(r.quantity, "20Gi");
-        assert_memory_bound(r.computed_bytes, r.bytes);
-
-        // Small limit: the +100Mi term wins: max(307.2Mi, 356Mi) = 356Mi -> 384Mi.
-        let u = Usage {
-            oom_kills: Some(3),
-            ..usage(Some(1e8), Some(2e8))
-        };
-        let r = mem(&u, Some(256 * MI));
-        assert_eq!(r.computed_bytes, 356 * MI);
-        assert_eq!(r.quantity, "384Mi");
-
-        // Usage above the floor: the floor is computed but not binding.
-        let u = Usage {
-            oom_kills: Some(1),
-            ..usage(Some(3.1e10), Some(3.3e10))
-        };
-        let r = mem(&u, Some(16 * GI));
-        assert_eq!(r.basis, MemoryBasis::P99WithMargin);
-        assert_eq!(r.oom_floor_bytes, Some(20_615_843_021));
-        assert!(!r.oom_bump_applied());
-
-        // No known limit: no floor, but the kill count is reported.
-        let u = Usage {
-            oom_kills: Some(2),
-            ..usage(Some(1e9), None)
-        };
-        for limit in [None, Some(0), Some(-5)] {
-            let r = mem(&u, limit);
-            assert_eq!(r.oom_floor_bytes, None);
-            assert_eq!(r.current_limit_bytes, None);
-            assert_eq!(r.oom_kills, 2);
-            assert_eq!(r.basis, MemoryBasis::P99WithMargin);
+        const G: f64 = GI as f64;
+        const M: f64 = MI as f64;
+        // (case, usage, computed bytes, basis, reference, quantity)
+        let cases: [(&str, Usage, i128, MemoryBasis, Option<OomReference>, &str); 7] = [
+            (
+                // 16Gi limit at the kill: at least max(16Gi × 1.2, 16Gi + 100Mi) = 19.2Gi.
+                "limit at kill known, above usage",
+                oom(1, 1.2e10, 1.5e10, Some(16.0 * G)),
+                20_615_843_021, // ceil(17179869184 × 1.2)
+                MemoryBasis::OomBump,
+                Some(OomReference::MeasuredLimit(16 * GI)),
+                "20Gi",
+            ),
+            (
+                // The MPIJob worker: killed at 32000Mi while sampling saw 20.8Gi at
+                // most. The bump starts from the limit it was killed at, not from usage.
+                "limit at kill known, spike missed by sampling",
+                oom(1, 19.0 * G, 20.8 * G, Some(32000.0 * M)),
+                38400 * MI,
+                MemoryBasis::OomBump,
+                Some(OomReference::MeasuredLimit(32000 * MI)),
+                "38Gi",
+            ),
+            (
+                // Small limit: the +100Mi term wins: max(307.2Mi, 356Mi) = 356Mi -> 384Mi.
+                "small limit at kill",
+                oom(3, 1e8, 2e8, Some(256.0 * M)),
+                356 * MI,
+                MemoryBasis::OomBump,
+                Some(OomReference::MeasuredLimit(256 * MI)),
+                "384Mi",
+            ),
+            (
+                // Usage above the floor: the floor is computed but not binding.
+                "usage above the floor",
+                oom(1, 3.1e10, 3.3e10, Some(16.0 * G)),
+                35_650_000_000,
+                MemoryBasis::P99WithMargin,
+                Some(OomReference::MeasuredLimit(16 * GI)),
+                "34Gi",
+            ),
+            (
+                // The PyTorchJob without a limit: P99 20Gi, max 22Gi, killed (by the
+                // node). The bump starts from the observed max: max(26.4Gi, 22Gi + 100Mi).
+                "no limit: from the observed max",
+                oom(1, 20.0 * G, 22.0 * G, None),
+                28_346_784_154, // ceil(22Gi × 1.2)
+                MemoryBasis::OomBump,
+                Some(OomReference::ObservedMax(22 * GI)),
+                "27Gi",
+            ),
+            (
+                // A limit of 0 is no limit.
+                "zero limit measured",
+                oom(1, 20.0 * G, 22.0 * G, Some(0.0)),
+                28_346_784_154,
+                MemoryBasis::OomBump,
+                Some(OomReference::ObservedMax(22 * GI)),
+                "27Gi",
+            ),
+            (
+                // No OOM kill: the limit it ran with is irrelevant.
+                "no kill",
+                oom(0, 1e9, 1e9, Some(64.0 * G)),
+                1_150_000_000,
+                MemoryBasis::P99WithMargin,
+                None,
+                "1152Mi",
+            ),
+        ];
+        for (case, u, computed, basis, reference, quantity) in cases {
+            let r = mem(&u);
+            assert_eq!(r.computed_bytes, computed, "{case}");
+            assert_eq!(r.basis, basis, "{case}");
+            assert_eq!(r.oom_reference, reference, "{case}");
+            assert_eq!(
+                r.oom_bump_applied(),
+                basis == MemoryBasis::OomBump,
+                "{case}"
+            );
+            assert_eq!(r.quantity, quantity, "{case}");
+            assert_memory_bound(r.computed_bytes, r.bytes);
+            // After a kill the recommendation is never below the limit it was killed at.
+            if let Some(OomReference::MeasuredLimit(l)) = r.oom_reference {
+                assert!(r.bytes > l, "{case}");
+            }
         }
-        // No OOM kill: the limit is irrelevant.
-        let r = mem(&usage(Some(1e9), None), Some(64 * GI));
-        assert_eq!(r.oom_floor_bytes, None);
-        // Absurd limits saturate instead of overflowing.
-        let u = Usage {
-            oom_kills: Some(1),
-            ..usage(Some(1e9), None)
-        };
-        let r = mem(&u, Some(i128::MAX - 5));
-        assert_eq!(r.computed_bytes, i128::MAX);
+        // Absurd limits saturate instead of overflowing or panicking.
+        let r = mem(&oom(1, 1e9, 1e9, Some(1e24)));
+        assert!(memory(&oom(1, 1e9, 1e9, Some(1e30)), &Policy::default()).is_err());
         assert!(r.bytes >= r.computed_bytes);
+        assert!(memory(&oom(1, 1e9, 1e9, Some(f64::NAN)), &Policy::default()).is_err());
+    }
+
+    /// The recommendation is a pure function of the measurement: a second `--fix` round or a
+    /// later run sees the same usage and gets the same number, whatever the manifest now says.
+    #[test]
+    fn memory_recommendation_ignores_the_manifest() {
+        let u = oom(1, 1.2e10, 1.5e10, Some((16 * GI) as f64));
+        let first = mem(&u);
+        for _round in 0..3 {
+            assert_eq!(mem(&u), first);
+        }
     }
 
     #[test]
@@ -891,14 +967,14 @@ mod tests {
             ..usage(Some(3.1e10), None)
         };
         assert_eq!(
-            memory(&few, None, &p),
+            memory(&few, &p),
             Err(NoRecommendation::TooFewSamples {
                 samples: 99,
                 min: 100
             })
         );
         assert_eq!(
-            memory(&few, None, &p).map_err(|e| e.to_string()),
+            memory(&few, &p).map_err(|e| e.to_string()),
             Err("only 99 samples (at least 100 needed)".into())
         );
         let short = Usage {
@@ -906,7 +982,7 @@ mod tests {
             ..usage(Some(3.1e10), None)
         };
         assert_eq!(
-            memory(&short, None, &p).map_err(|e| e.to_string()),
+            memory(&short, &p).map_err(|e| e.to_string()),
             Err("only 1h30m of history (at least 3h needed)".into())
         );
         // Exactly the minimum is enough.
@@ -915,14 +991,14 @@ mod tests {
             history_seconds: Some(10_800.0),
             ..usage(Some(3.1e10), None)
         };
-        assert!(memory(&edge, None, &p).is_ok());
+        assert!(memory(&edge, &p).is_ok());
         // Unknown counts are not zero: they do not block, and are carried along.
         let unknown = Usage {
             samples: None,
             history_seconds: None,
             ..usage(Some(3.1e10), None)
         };
-        let r = mem(&unknown, None);
+        let r = mem(&unknown);
         assert_eq!((r.samples, r.history_seconds), (None, None));
 
         let no_series = Usage {
@@ -934,7 +1010,7 @@ mod tests {
             ..usage(None, None)
         };
         assert_eq!(
-            memory(&no_series, None, &p).map_err(|e| e.to_string()),
+            memory(&no_series, &p).map_err(|e| e.to_string()),
             Err("no memory_bytes P99 or max measured".into())
         );
         let none = Usage {
@@ -942,7 +1018,7 @@ mod tests {
             ..usage(None, None)
         };
         assert!(matches!(
-            memory(&none, None, &p),
+            memory(&none, &p),
             Err(NoRecommendation::NoSeries { .. })
         ));
         assert!(matches!(
@@ -957,12 +1033,12 @@ mod tests {
             ..none.clone()
         };
         assert!(matches!(
-            memory(&both, None, &p),
+            memory(&both, &p),
             Err(NoRecommendation::NoSeries { .. })
         ));
         for bad in [f64::NAN, f64::INFINITY, -1.0, 1e30] {
             assert!(matches!(
-                memory(&usage(Some(bad), None), None, &p),
+                memory(&usage(Some(bad), None), &p),
                 Err(NoRecommendation::Unusable {
                     series: "memory_bytes.p99",
                     ..
@@ -974,7 +1050,7 @@ mod tests {
             ));
         }
         assert_eq!(
-            memory(&usage(Some(0.0), Some(0.0)), None, &p),
+            memory(&usage(Some(0.0), Some(0.0)), &p),
             Err(NoRecommendation::ZeroUsage {
                 series: "memory_bytes"
             })
@@ -984,7 +1060,7 @@ mod tests {
             ..usage(Some(1e9), None)
         };
         assert!(matches!(
-            memory(&nan_history, None, &p),
+            memory(&nan_history, &p),
             Err(NoRecommendation::Unusable {
                 series: "history_seconds",
                 ..
@@ -1066,7 +1142,7 @@ mod tests {
 
     #[test]
     fn plan_follows_guaranteed() {
-        let m = mem(&usage(Some(3.1e10), Some(3.3e10)), None);
+        let m = mem(&usage(Some(3.1e10), Some(3.3e10)));
         let c = cpu_rec(3.4);
         let guaranteed = plan(Some(&m), Some(&c), &Policy::default());
         assert_eq!(
@@ -1098,7 +1174,7 @@ mod tests {
     #[test]
     fn rule_helpers() {
         let p = Policy::default();
-        let m = mem(&usage(Some(3.1e10), Some(3.3e10)), None); // computed 35.65e9
+        let m = mem(&usage(Some(3.1e10), Some(3.3e10))); // computed 35.65e9
         assert!(!memory_overprovisioned(53_475_000_000, &m, &p)); // exactly 1.5×
         assert!(memory_overprovisioned(53_475_000_001, &m, &p));
         assert!(memory_overprovisioned(64 * GI, &m, &p));
@@ -1194,7 +1270,7 @@ mod tests {
                 ..Policy::default()
             };
             assert!(p.validate().is_err());
-            if let Ok(r) = memory(&u, Some(GI), &p) {
+            if let Ok(r) = memory(&u, &p) {
                 assert!(r.bytes >= r.computed_bytes && r.computed_bytes >= 2_000_000_000);
                 let _ = memory_overprovisioned(r.bytes, &r, &p);
             }
@@ -1267,7 +1343,7 @@ mod tests {
             let p99 = (rng.next() >> rng.below(64)) as f64 / 7.0;
             let max = p99 * (1.0 + rng.below(100) as f64 / 50.0);
             let u = usage(Some(p99), Some(max));
-            if let Ok(r) = memory(&u, None, &p) {
+            if let Ok(r) = memory(&u, &p) {
                 let exact_p99 = p99.ceil() as i128 * 115;
                 assert!(r.computed_bytes * 100 >= exact_p99, "{p99}");
                 assert!(r.computed_bytes >= max.ceil() as i128);

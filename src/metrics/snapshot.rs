@@ -10,7 +10,7 @@
 //!    "cpu_cores": {"p50": 1.2, "p99": 3.4, "max": 5.0},
 //!    "gpu_memory_bytes": {"p99": 6.1e10, "max": 6.3e10, "capacity": 8.5e10},
 //!    "gpu_utilization": {"avg": 0.22, "p99": 0.71},
-//!    "oom_kills": 1}]}
+//!    "oom_kills": 1, "memory_limit_bytes": 3.4359738368e10}]}
 //! ```
 //!
 //! Rules (files are written by hand or by other tools, so [`parse`] checks all of them and
@@ -21,7 +21,7 @@
 //!   optional strings.
 //! - Each container needs non-empty `namespace`, `kind`, `name` and `container`; no two
 //!   containers may share all four.
-//! - Every series and `samples`, `history_seconds`, `oom_kills` is optional: a missing key (or
+//! - Every series and `samples`, `history_seconds`, `oom_kills`, `memory_limit_bytes` is optional: a missing key (or
 //!   `null`) means "not measured", never zero.
 //! - Unknown keys are errors at every level (a typo would otherwise silently drop data).
 //! - Numbers are finite and non-negative; `samples` and `oom_kills` are integers.
@@ -356,6 +356,8 @@ struct FileContainer {
     gpu_utilization: Option<FileGpuUtilization>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     oom_kills: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    memory_limit_bytes: Option<f64>,
 }
 
 #[derive(Clone, Copy, Serialize, Deserialize)]
@@ -424,6 +426,7 @@ impl FileContainer {
                 p99: finite(g.p99),
             }),
             oom_kills: u.oom_kills,
+            memory_limit_bytes: finite(u.memory_limit_bytes),
         }
     }
 }
@@ -599,6 +602,7 @@ impl Doc<'_> {
         let exact =
             |field: &str, v: Option<f64>| self.exact(&format!("containers[{index}].{field}"), v);
         c.history_seconds = exact("history_seconds", c.history_seconds);
+        c.memory_limit_bytes = exact("memory_limit_bytes", c.memory_limit_bytes);
         for (series, stats) in [
             ("memory_bytes", &mut c.memory_bytes),
             ("cpu_cores", &mut c.cpu_cores),
@@ -641,6 +645,9 @@ impl Doc<'_> {
         }
         if let Some(h) = c.history_seconds {
             check.number("history_seconds", h)?;
+        }
+        if let Some(l) = c.memory_limit_bytes {
+            check.number("memory_limit_bytes", l)?;
         }
         if let Some(s) = c.memory_bytes {
             check.ordered(
@@ -693,6 +700,7 @@ impl Doc<'_> {
                 p99: g.p99,
             }),
             oom_kills: c.oom_kills,
+            memory_limit_bytes: c.memory_limit_bytes,
         };
         Ok((key, usage))
     }
@@ -1190,6 +1198,7 @@ mod tests {
                         p99: rng.maybe(1.0),
                     }),
                     oom_kills: rng.maybe(kills),
+                    memory_limit_bytes: rng.maybe(sorted[2]),
                 };
                 set.containers
                     .insert(key("ns", "Deployment", &format!("w{i}"), "c\"é"), usage);

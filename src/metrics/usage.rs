@@ -71,6 +71,11 @@ pub struct Usage {
     pub gpu_utilization: Option<GpuUtilization>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub oom_kills: Option<u64>,
+    /// The largest memory limit, in bytes, the container's pods ran with in the window
+    /// (kube-state-metrics `kube_pod_container_resource_limits{resource="memory"}`). `None`:
+    /// not measured, or the container had no limit. The OOM bump starts from it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_limit_bytes: Option<f64>,
 }
 
 impl Usage {

@@ -1,4 +1,4 @@
-//! MEM001–MEM004, CPU001, GPU010–GPU011, MET001: requests and limits judged against measured
+//! MEM001–MEM005, CPU001, GPU010–GPU011, MET001: requests and limits judged against measured
 //! usage (a snapshot file or a live Prometheus). Fixes set requests = limits to the measured
 //! recommendation (Guaranteed QoS by default), in the file that owns the value.
 
@@ -9,7 +9,7 @@ use crate::fix::resources::{set_quantity, Side};
 use crate::k8s::quantity::Quantity;
 use crate::k8s::workload::{Container, Workload};
 use crate::metrics::recommend::{
-    self, CpuRecommendation, MemoryRecommendation, NoRecommendation, Policy,
+    self, CpuRecommendation, MemoryRecommendation, NoRecommendation, OomReference,
 };
 use crate::metrics::usage::{ContainerKey, Usage};
 use crate::source::yaml::ScalarStyle;
@@ -126,28 +126,13 @@ pub fn usage_key(w: &Workload, c: &Container, default_namespace: &str) -> Option
     })
 }
 
-/// The limit an OOM bump starts from. The snapshot does not say which limit was hit, so the
-/// current one counts only while it is plausibly that limit (not above the observed peak plus
-/// the margin): once a fix has raised it, it is not bumped again, which keeps `--fix` idempotent.
-fn oom_reference(usage: &Usage, limit: Option<i128>, policy: &Policy) -> Option<i128> {
-    let peak = usage.memory_bytes.and_then(|m| m.max.or(m.p99));
-    limit.filter(|l| peak.is_none_or(|p| (*l as f64) <= p * (1.0 + policy.memory_margin)))
-}
-
 /// Whether measurements give a memory recommendation for this container.
 pub(crate) fn has_memory_recommendation(cx: &Context, w: &Workload, c: &Container) -> bool {
     let usage = cx
         .usage
         .zip(usage_key(w, c, cx.default_namespace))
         .and_then(|(set, key)| set.get(&key));
-    usage.is_some_and(|u| {
-        recommend::memory(
-            u,
-            oom_reference(u, bytes_of(c, Side::Limits), cx.policy),
-            cx.policy,
-        )
-        .is_ok()
-    })
+    usage.is_some_and(|u| recommend::memory(u, cx.policy).is_ok())
 }
 
 pub fn check(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {
@@ -186,7 +171,7 @@ fn check_container(cx: &Context, c: &Container, usage: &Usage, gpu: bool, hits: 
     let policy = cx.policy;
     let limit = bytes_of(c, Side::Limits);
     let request = bytes_of(c, Side::Requests);
-    let mem = recommend::memory(usage, oom_reference(usage, limit, policy), policy);
+    let mem = recommend::memory(usage, policy);
     let cpu = recommend::cpu(usage, policy);
     if let Err(why) = &mem {
         if !matches!(why, NoRecommendation::NoSeries { .. }) {
@@ -201,40 +186,30 @@ fn check_container(cx: &Context, c: &Container, usage: &Usage, gpu: bool, hits: 
             );
         }
     }
+    let oom_kills = usage.oom_kills.unwrap_or(0);
+    // After an OOM kill a limit that covers the need stays: it is the recommendation.
+    let kept_limit = mem
+        .as_ref()
+        .ok()
+        .filter(|r| oom_kills > 0 && limit.is_some_and(|l| l >= r.computed_bytes))
+        .and_then(|_| c.resources.limits.get("memory"))
+        .and_then(|q| q.value.text());
     let recommended = Recommended {
-        memory: mem.as_ref().ok().map(|r| r.quantity.clone()),
+        memory: kept_limit
+            .map(str::to_string)
+            .or_else(|| mem.as_ref().ok().map(|r| r.quantity.clone())),
         cpu: cpu.as_ref().ok().map(|r| r.quantity.clone()),
     };
-    if let Some(kills) = usage.oom_kills.filter(|k| *k > 0) {
-        // Never lower a limit because of an OOM kill: a raised limit stays.
-        let fix = mem
-            .as_ref()
-            .ok()
-            .filter(|r| limit.is_none_or(|l| r.bytes > l))
-            .and_then(|r| memory_fix(cx, c, r));
+    if oom_kills > 0 {
         hits.push(
-            Hit::new(
-                "MEM003",
-                container_anchor(c),
-                format!(
-                    "{who} was OOMKilled {kills} time(s) in the window{}",
-                    mem.as_ref().map_or(String::new(), |r| format!(
-                        "; {}, limit {}: set memory requests = limits to {}",
-                        describe_memory(r),
-                        limit.map_or("none".into(), |l| gib(l as f64)),
-                        r.quantity
-                    ))
-                ),
-                "OOMKilled".into(),
-            )
-            .container(c)
-            .with_fix(fix)
-            .recommended(recommended.clone()),
+            oom_hit(cx, c, oom_kills, limit, mem.as_ref().ok()).recommended(recommended.clone()),
         );
     }
     if let Ok(rec) = &mem {
+        // Verdicts compare with the computed need; readable rounding only decides what a fix
+        // writes (a 250Mi limit is enough for a need of 197Mi, although 256Mi would be written).
         match (limit, c.resources.limits.get("memory")) {
-            (Some(l), Some(q)) if l < rec.bytes && usage.oom_kills.unwrap_or(0) == 0 => hits.push(
+            (Some(l), Some(q)) if l < rec.computed_bytes && oom_kills == 0 => hits.push(
                 Hit::new(
                     "MEM001",
                     q.value.span,
@@ -272,12 +247,14 @@ fn check_container(cx: &Context, c: &Container, usage: &Usage, gpu: bool, hits: 
             }
             _ => {}
         }
-        if let (Some(req), Some(q)) = (
+        // Never advise lowering memory after an OOM kill in the window.
+        if let (Some(req), Some(q), 0) = (
             request.or(limit),
             c.resources
                 .requests
                 .get("memory")
                 .or(c.resources.limits.get("memory")),
+            oom_kills,
         ) {
             if recommend::memory_overprovisioned(req, rec, policy) {
                 hits.push(
@@ -304,6 +281,78 @@ fn check_container(cx: &Context, c: &Container, usage: &Usage, gpu: bool, hits: 
     }
     if gpu {
         check_gpu(c, usage, cx, hits);
+    }
+}
+
+/// MEM003 (an error, fixed by raising memory to the recommendation) or, when the current limit
+/// already covers what the measurement needs, MEM005 (info: the kill is addressed).
+fn oom_hit(
+    cx: &Context,
+    c: &Container,
+    kills: u64,
+    limit: Option<i128>,
+    rec: Option<&MemoryRecommendation>,
+) -> Hit {
+    let who = container_label(c);
+    let Some(rec) = rec else {
+        return Hit::new(
+            "MEM003",
+            container_anchor(c),
+            format!("{who} was OOMKilled {kills} time(s) in the window"),
+            "OOMKilled".into(),
+        )
+        .container(c);
+    };
+    let at = match rec.oom_reference {
+        Some(OomReference::MeasuredLimit(l)) => format!(" at a {} limit", quantity_text(l)),
+        // The snapshot does not say which limit was hit: the bump starts from the observed
+        // max, which sampling may have left below it.
+        _ => " (no limit measured: bumped from the observed max)".to_string(),
+    };
+    let current = c.resources.limits.get("memory");
+    match (limit, current) {
+        (Some(l), Some(q)) if l >= rec.computed_bytes => Hit::new(
+            "MEM005",
+            q.value.span,
+            format!(
+                "{who} was OOMKilled {kills} time(s) in the window{at}; the limit is now {}, at or above the recommendation ({} needed: {})",
+                q.value.text().unwrap_or_default(),
+                quantity_text(rec.computed_bytes),
+                describe_memory(rec)
+            ),
+            "OOMKilled, limit since raised".into(),
+        )
+        .container(c),
+        _ => Hit::new(
+            "MEM003",
+            container_anchor(c),
+            format!(
+                "{who} was OOMKilled {kills} time(s) in the window{at}; {}, limit {}: set memory requests = limits to {}",
+                describe_memory(rec),
+                current
+                    .and_then(|q| q.value.text())
+                    .unwrap_or("none"),
+                rec.quantity
+            ),
+            "OOMKilled".into(),
+        )
+        .container(c)
+        // The recommendation is above the limit here (need > limit), so this never lowers it.
+        .with_fix(memory_fix(cx, c, rec)),
+    }
+}
+
+/// Bytes as a short binary quantity for messages (`16Gi`, `31.2Gi`).
+fn quantity_text(bytes: i128) -> String {
+    if bytes >= 1 << 30 {
+        let g = bytes as f64 / (1u64 << 30) as f64;
+        if g.fract() == 0.0 {
+            format!("{g:.0}Gi")
+        } else {
+            format!("{g:.1}Gi")
+        }
+    } else {
+        format!("{}Mi", (bytes + (1 << 20) - 1) >> 20)
     }
 }
 

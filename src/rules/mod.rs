@@ -88,179 +88,192 @@ macro_rules! rule {
 }
 
 /// Every rule, in catalogue order. Ids are stable; names are readable aliases.
-pub static RULES: &[RuleInfo] =
-    &[
-        rule!(
-            "GPU001",
-            "gpu-limit-missing",
-            Error,
-            true,
-            true,
-            "GPU resource requested without a limit: the API server rejects the pod"
-        ),
-        rule!(
-            "GPU002",
-            "gpu-request-limit-mismatch",
-            Error,
-            true,
-            true,
-            "GPU request differs from its limit: the API server rejects the pod"
-        ),
-        rule!(
-            "GPU003",
-            "gpu-quantity-invalid",
-            Error,
-            true,
-            false,
-            "GPU quantity is not a whole, non-negative number"
-        ),
-        rule!(
-            "GPU004",
-            "gpu-resource-unknown",
-            Warning,
-            true,
-            true,
-            "resource name looks like a GPU but no device plugin advertises it"
-        ),
-        rule!(
-            "GPU005",
-            "gpu-quantity-unresolved",
-            Info,
-            true,
-            false,
-            "GPU quantity is an unrendered placeholder and was not checked"
-        ),
-        rule!(
-            "QOS001",
-            "gpu-memory-limit-missing",
-            Warning,
-            true,
-            true,
-            "GPU container without a memory limit"
-        ),
-        rule!(
-            "QOS002",
-            "gpu-burstable-qos",
-            Warning,
-            true,
-            true,
-            "GPU container whose CPU or memory request differs from its limit (Burstable QoS)"
-        ),
-        rule!(
-            "QOS003",
-            "gpu-cpu-request-missing",
-            Warning,
-            true,
-            true,
-            "GPU container without a CPU request"
-        ),
-        rule!(
-            "SHM001",
-            "shm-size-limit-missing",
-            Warning,
-            true,
-            false,
-            "memory-backed emptyDir in a GPU pod without a sizeLimit"
-        ),
-        rule!("SHM002", "shm-size-limit-exceeds-memory-limit", Error, true, false,
-        "memory-backed emptyDir sizeLimit at or above the memory limit of a container mounting it"),
-        rule!(
-            "KUE001",
-            "kueue-queue-name-missing",
-            Warning,
-            true,
-            false,
-            "GPU batch workload without a kueue.x-k8s.io/queue-name label where Kueue queues exist"
-        ),
-        rule!(
-            "MEM001",
-            "memory-limit-below-usage",
-            Error,
-            true,
-            true,
-            "memory limit below the measured recommendation: the container will be OOMKilled"
-        ),
-        rule!(
-            "MEM002",
-            "memory-overprovisioned",
-            Warning,
-            true,
-            true,
-            "memory request far above the measured recommendation: memory held idle"
-        ),
-        rule!(
-            "MEM003",
-            "oom-killed",
-            Error,
-            true,
-            true,
-            "container was OOMKilled in the measurement window"
-        ),
-        rule!(
-            "MEM004",
-            "usage-data-insufficient",
-            Info,
-            true,
-            false,
-            "too few samples or too little history for a recommendation"
-        ),
-        rule!(
-            "CPU001",
-            "cpu-request-far-from-usage",
-            Warning,
-            true,
-            true,
-            "CPU request far from the measured P99"
-        ),
-        rule!(
-            "GPU010",
-            "gpu-underused",
-            Warning,
-            true,
-            false,
-            "average GPU utilisation below the threshold: GPUs sit idle"
-        ),
-        rule!(
-            "GPU011",
-            "gpu-memory-pressure",
-            Warning,
-            true,
-            false,
-            "GPU memory use near capacity at P99: CUDA out-of-memory risk"
-        ),
-        rule!(
-            "MET001",
-            "usage-data-missing",
-            Info,
-            true,
-            false,
-            "GPU container without usage data: not judged against measurements"
-        ),
-        rule!(
-            "SCH001",
-            "gpu-toleration-missing",
-            Warning,
-            false,
-            false,
-            "GPU pod without a toleration for the GPU node taint"
-        ),
-        rule!(
-            "KUS001",
-            "rendered-container-without-image",
-            Error,
-            true,
-            false,
-            "a container has no image after rendering (a patch replaced a CRD's container list)"
-        ),
-        rule!(
-            "SCH002",
-            "gpu-node-selector-missing",
-            Warning,
-            false,
-            false,
-            "GPU pod without a node selector or affinity on a GPU product label"
-        ),
-    ];
+pub static RULES: &[RuleInfo] = &[
+    rule!(
+        "GPU001",
+        "gpu-limit-missing",
+        Error,
+        true,
+        true,
+        "GPU resource requested without a limit: the API server rejects the pod"
+    ),
+    rule!(
+        "GPU002",
+        "gpu-request-limit-mismatch",
+        Error,
+        true,
+        true,
+        "GPU request differs from its limit: the API server rejects the pod"
+    ),
+    rule!(
+        "GPU003",
+        "gpu-quantity-invalid",
+        Error,
+        true,
+        false,
+        "GPU quantity is not a whole, non-negative number"
+    ),
+    rule!(
+        "GPU004",
+        "gpu-resource-unknown",
+        Warning,
+        true,
+        true,
+        "resource name looks like a GPU but no device plugin advertises it"
+    ),
+    rule!(
+        "GPU005",
+        "gpu-quantity-unresolved",
+        Info,
+        true,
+        false,
+        "GPU quantity is an unrendered placeholder and was not checked"
+    ),
+    rule!(
+        "QOS001",
+        "gpu-memory-limit-missing",
+        Warning,
+        true,
+        true,
+        "GPU container without a memory limit"
+    ),
+    rule!(
+        "QOS002",
+        "gpu-burstable-qos",
+        Warning,
+        true,
+        true,
+        "GPU container whose CPU or memory request differs from its limit (Burstable QoS)"
+    ),
+    rule!(
+        "QOS003",
+        "gpu-cpu-request-missing",
+        Warning,
+        true,
+        true,
+        "GPU container without a CPU request"
+    ),
+    rule!(
+        "SHM001",
+        "shm-size-limit-missing",
+        Warning,
+        true,
+        false,
+        "memory-backed emptyDir in a GPU pod without a sizeLimit"
+    ),
+    rule!(
+        "SHM002",
+        "shm-size-limit-exceeds-memory-limit",
+        Error,
+        true,
+        false,
+        "memory-backed emptyDir sizeLimit at or above the memory limit of a container mounting it"
+    ),
+    rule!(
+        "KUE001",
+        "kueue-queue-name-missing",
+        Warning,
+        true,
+        false,
+        "GPU batch workload without a kueue.x-k8s.io/queue-name label where Kueue queues exist"
+    ),
+    rule!(
+        "MEM001",
+        "memory-limit-below-usage",
+        Error,
+        true,
+        true,
+        "memory limit below the measured recommendation: the container will be OOMKilled"
+    ),
+    rule!(
+        "MEM002",
+        "memory-overprovisioned",
+        Warning,
+        true,
+        true,
+        "memory request far above the measured recommendation: memory held idle"
+    ),
+    rule!(
+        "MEM003",
+        "oom-killed",
+        Error,
+        true,
+        true,
+        "container was OOMKilled in the measurement window"
+    ),
+    rule!(
+        "MEM005",
+        "oom-kill-addressed",
+        Info,
+        true,
+        false,
+        "container was OOMKilled in the window, and its memory limit now covers the recommendation"
+    ),
+    rule!(
+        "MEM004",
+        "usage-data-insufficient",
+        Info,
+        true,
+        false,
+        "too few samples or too little history for a recommendation"
+    ),
+    rule!(
+        "CPU001",
+        "cpu-request-far-from-usage",
+        Warning,
+        true,
+        true,
+        "CPU request far from the measured P99"
+    ),
+    rule!(
+        "GPU010",
+        "gpu-underused",
+        Warning,
+        true,
+        false,
+        "average GPU utilisation below the threshold: GPUs sit idle"
+    ),
+    rule!(
+        "GPU011",
+        "gpu-memory-pressure",
+        Warning,
+        true,
+        false,
+        "GPU memory use near capacity at P99: CUDA out-of-memory risk"
+    ),
+    rule!(
+        "MET001",
+        "usage-data-missing",
+        Info,
+        true,
+        false,
+        "GPU container without usage data: not judged against measurements"
+    ),
+    rule!(
+        "SCH001",
+        "gpu-toleration-missing",
+        Warning,
+        false,
+        false,
+        "GPU pod without a toleration for the GPU node taint"
+    ),
+    rule!(
+        "KUS001",
+        "rendered-container-without-image",
+        Error,
+        true,
+        false,
+        "a container has no image after rendering (a patch replaced a CRD's container list)"
+    ),
+    rule!(
+        "SCH002",
+        "gpu-node-selector-missing",
+        Warning,
+        false,
+        false,
+        "GPU pod without a node selector or affinity on a GPU product label"
+    ),
+];
 
 pub fn rule(id_or_name: &str) -> Option<&'static RuleInfo> {
     RULES
