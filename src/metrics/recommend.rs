@@ -857,7 +857,15 @@ mod tests {
         const G: f64 = GI as f64;
         const M: f64 = MI as f64;
         // (case, usage, computed bytes, basis, reference, quantity)
-        let cases: [(&str, Usage, i128, MemoryBasis, Option<OomReference>, &str); 7] = [
+        type Case = (
+            &'static str,
+            Usage,
+            i128,
+            MemoryBasis,
+            Option<OomReference>,
+            &'static str,
+        );
+        let cases: [Case; 7] = [
             (
                 // 16Gi limit at the kill: at least max(16Gi × 1.2, 16Gi + 100Mi) = 19.2Gi.
                 "limit at kill known, above usage",
