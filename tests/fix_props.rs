@@ -1390,7 +1390,7 @@ fn gen_case(seed: u64) -> Case {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Outcome {
     Applied,
-    /// The finding has no fix (an alias, or a `limits:` without a mapping).
+    /// The finding has no fix (an alias, or a request with no value to copy).
     NoFix,
     /// The fix exists but must be refused: it edits through a shared anchor.
     Rejected,
@@ -1429,7 +1429,9 @@ fn fix_outcome(r: &ResM, referenced: &HashSet<String>, side: Side, name: &str) -
         State::Map if sm.va && !sm.entries.is_empty() => Outcome::NoFix,
         State::Map if shared(&sm.anchor) || shared(&r.anchor) => Outcome::Rejected,
         State::Map => Outcome::Applied,
-        State::Null => Outcome::NoFix,
+        // `limits:` or `limits: ~` is filled in place.
+        State::Null if shared(&r.anchor) => Outcome::Rejected,
+        State::Null => Outcome::Applied,
         State::Absent if shared(&r.anchor) => Outcome::Rejected,
         State::Absent => Outcome::Applied,
     }
@@ -1933,6 +1935,8 @@ fn check_pipeline(
             Some(m) => {
                 touched.insert(line_of(&original, m.span.start()));
                 touched.insert(line_of(&original, m.span.end()));
+                // A null block value (`limits:`, `limits: ~`) gets its entries on new lines.
+                inserted += usize::from(m.is_null() && !res.flow);
             }
             None => {
                 touched.extend(last_line(res));
