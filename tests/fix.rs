@@ -9,7 +9,7 @@ use std::process::Command;
 
 use assert_cmd::cargo::CommandCargoExt;
 
-const FIX_RULES: &str = "GPU001,GPU002,GPU004,QOS002";
+const FIX_RULES: &str = "GPU001,GPU002,GPU004,QOS002,RES001";
 
 fn gpulint(dir: &Path, args: &[&str]) -> (i32, String, String) {
     let out = Command::cargo_bin("gpulint")
