@@ -375,6 +375,14 @@ mod tests {
             "{message}"
         );
         assert!(message.contains("does not guess a size"), "{message}");
+        let sidecar = "      initContainers:\n      - name: log-shipper\n        restartPolicy: Always\n        resources: {}\n";
+        let hits = run(&gpu_pod(sidecar), &Default::default(), false);
+        assert!(
+            hits[0].2.starts_with(
+                "sidecar container `log-shipper` of a GPU pod has no cpu or memory limit"
+            ),
+            "{hits:?}"
+        );
     }
 
     #[test]
