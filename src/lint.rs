@@ -587,7 +587,6 @@ impl Linter {
             span,
             object: workload.object.id.clone(),
             container: hit.container,
-            fixable: hit.fixable,
             fix: hit.fix,
             recommended: hit.recommended,
             suppression,

@@ -55,7 +55,11 @@ fn list_rules() -> u8 {
         } else {
             " (off by default)"
         };
-        let fix = if r.fixable { " [fixable]" } else { "" };
+        let fix = match r.fix {
+            rules::FixAvailability::Always => " [fixable]",
+            rules::FixAvailability::Sometimes => " [sometimes fixable]",
+            rules::FixAvailability::Never => "",
+        };
         text.push_str(&format!(
             "{}  {:<38} {:<8} {}{}{}\n",
             r.id,

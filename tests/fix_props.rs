@@ -1394,6 +1394,8 @@ enum Outcome {
     NoFix,
     /// The fix exists but must be refused: it edits through a shared anchor.
     Rejected,
+    /// The finding carries an unsafe fix: plain `--fix` leaves it.
+    Unsafe,
 }
 
 #[derive(Clone, Debug)]
@@ -1429,7 +1431,9 @@ fn fix_outcome(r: &ResM, referenced: &HashSet<String>, side: Side, name: &str) -
         State::Map if sm.va && !sm.entries.is_empty() => Outcome::NoFix,
         State::Map if shared(&sm.anchor) || shared(&r.anchor) => Outcome::Rejected,
         State::Map => Outcome::Applied,
-        State::Null => Outcome::NoFix,
+        // `limits:` or `limits: ~` is filled in place.
+        State::Null if shared(&r.anchor) => Outcome::Rejected,
+        State::Null => Outcome::Applied,
         State::Absent if shared(&r.anchor) => Outcome::Rejected,
         State::Absent => Outcome::Applied,
     }
@@ -1437,68 +1441,106 @@ fn fix_outcome(r: &ResM, referenced: &HashSet<String>, side: Side, name: &str) -
 
 fn predict(docs: &[DocModel]) -> Vec<Pred> {
     let mut preds = Vec::new();
+    let is_gpu = |r: &ResM| {
+        [&r.requests, &r.limits].iter().any(|s| {
+            s.state == State::Map
+                && s.entries
+                    .iter()
+                    .any(|e| is_known_gpu(&e.name) && e.text.trim() != "0")
+        })
+    };
     for (di, d) in docs.iter().enumerate() {
+        // QoS is the pod's: every container of a pod with a GPU container counts.
+        let gpu_pod = d
+            .containers
+            .iter()
+            .any(|c| c.res.as_ref().is_some_and(is_gpu));
         for (ci, c) in d.containers.iter().enumerate() {
-            let Some(r) = &c.res else { continue };
-            let mut push = |rule, resource: &str, fix: Option<(Side, String, String)>| {
-                let outcome = match &fix {
-                    None => Outcome::NoFix,
-                    Some((side, _, _)) => fix_outcome(r, &d.referenced, *side, resource),
+            let r = c.res.as_ref();
+            let mut push =
+                |rule, resource: &str, fix: Option<(Side, String, String)>, safe: bool| {
+                    let outcome = match (&fix, r) {
+                        (Some((side, _, _)), Some(r)) => {
+                            match fix_outcome(r, &d.referenced, *side, resource) {
+                                Outcome::NoFix => Outcome::NoFix,
+                                _ if !safe => Outcome::Unsafe,
+                                other => other,
+                            }
+                        }
+                        _ => Outcome::NoFix,
+                    };
+                    preds.push(Pred {
+                        rule,
+                        doc: di,
+                        container: ci,
+                        resource: resource.to_string(),
+                        fix: fix.filter(|_| outcome != Outcome::NoFix),
+                        outcome,
+                    });
                 };
-                preds.push(Pred {
-                    rule,
-                    doc: di,
-                    container: ci,
-                    resource: resource.to_string(),
-                    fix: fix.filter(|_| outcome != Outcome::NoFix),
-                    outcome,
-                });
-            };
-            let gpu_container = [&r.requests, &r.limits].iter().any(|s| {
-                s.state == State::Map
-                    && s.entries
-                        .iter()
-                        .any(|e| is_known_gpu(&e.name) && e.text.trim() != "0")
-            });
-            for name in r.names().iter().filter(|n| is_known_gpu(n)) {
-                match (r.requests.get(name), r.limits.get(name)) {
-                    (Some(q), None) => push(
-                        "GPU001",
-                        name,
-                        Some((
-                            Side::Limits,
-                            q.text.clone(),
-                            format!("limits.{name}: (none) -> {}", q.text),
-                        )),
-                    ),
-                    (Some(q), Some(l)) if q.canon != l.canon => push(
-                        "GPU002",
-                        name,
-                        Some((
-                            Side::Requests,
-                            l.text.clone(),
-                            format!("requests.{name}: {} -> {}", q.text, l.text),
-                        )),
-                    ),
-                    _ => {}
-                }
-            }
-            if gpu_container {
-                for name in ["cpu", "memory"] {
+            if let Some(r) = r {
+                for name in r.names().iter().filter(|n| is_known_gpu(n)) {
                     match (r.requests.get(name), r.limits.get(name)) {
+                        (Some(q), None) => push(
+                            "GPU001",
+                            name,
+                            Some((
+                                Side::Limits,
+                                q.text.clone(),
+                                format!("limits.{name}: (none) -> {}", q.text),
+                            )),
+                            true,
+                        ),
                         (Some(q), Some(l)) if q.canon != l.canon => push(
-                            "QOS002",
+                            "GPU002",
                             name,
                             Some((
                                 Side::Requests,
                                 l.text.clone(),
                                 format!("requests.{name}: {} -> {}", q.text, l.text),
                             )),
+                            true,
                         ),
-                        (Some(_), None) => push("QOS002", name, None),
                         _ => {}
                     }
                 }
+            }
+            if !gpu_pod {
+                continue;
+            }
+            let gpu = r.is_some_and(is_gpu);
+            let mut missing = Vec::new();
+            for name in ["cpu", "memory"] {
+                let (q, l) = r.map_or((None, None), |r| (r.requests.get(name), r.limits.get(name)));
+                match (q, l) {
+                    // Above the limit is RES001's (not selected here), not a QoS matter.
+                    (Some(q), Some(l)) if q.canon < l.canon => push(
+                        "QOS002",
+                        name,
+                        Some((
+                            Side::Requests,
+                            l.text.clone(),
+                            format!("requests.{name}: {} -> {}", q.text, l.text),
+                        )),
+                        true,
+                    ),
+                    // The limit added equal to the request is an unsafe fix.
+                    (Some(q), None) => push(
+                        "QOS002",
+                        name,
+                        Some((
+                            Side::Limits,
+                            q.text.clone(),
+                            format!("limits.{name}: (none) -> {}", q.text),
+                        )),
+                        false,
+                    ),
+                    (None, None) if !gpu => missing.push(name),
+                    _ => {}
+                }
+            }
+            if !missing.is_empty() {
+                push("QOS002", &missing.join(" or "), None, true);
             }
         }
     }
@@ -1621,6 +1663,11 @@ fn anchor_tokens(text: &str) -> Vec<String> {
 }
 
 fn resource_of(f: &Finding) -> String {
+    for r in ["cpu or memory", "cpu", "memory"] {
+        if f.message.contains(&format!(" has no {r} limit")) {
+            return r.to_string();
+        }
+    }
     for r in ["cpu", "memory"] {
         if f.message.contains(&format!(" requests {r} ")) {
             return r.to_string();
@@ -1933,6 +1980,8 @@ fn check_pipeline(
             Some(m) => {
                 touched.insert(line_of(&original, m.span.start()));
                 touched.insert(line_of(&original, m.span.end()));
+                // A null block value (`limits:`, `limits: ~`) gets its entries on new lines.
+                inserted += usize::from(m.is_null() && !res.flow);
             }
             None => {
                 touched.extend(last_line(res));

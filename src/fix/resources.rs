@@ -1,12 +1,13 @@
 //! Fixes on a container's `resources`: set a quantity in `requests` or `limits`, in place when
 //! the key exists, else inserted in the style of its siblings (block or flow, quoting,
-//! indentation, line endings), creating the `requests:`/`limits:` mapping when it is missing.
+//! indentation, line endings), creating the `requests:`/`limits:` mapping when it is missing or
+//! written empty (`limits:`, `limits: null`, `limits: {}`).
 
 use super::edit::{
     column, line_end, newline, parse_path, render_scalar, sibling_style, Applicability, Edit,
     FieldChange, Fix, Segment,
 };
-use crate::k8s::workload::Container;
+use crate::k8s::workload::{Container, ResourceList};
 use crate::source::yaml::{Node, ScalarStyle, SourceId, Value};
 
 pub use crate::k8s::workload::Side;
@@ -186,10 +187,83 @@ fn quantity_edit(
         }
     } else if this.node.is_none() {
         create_list(text, c, side, name, &render_scalar(value, style))?
+    } else if let (Some(key), Some(mapping)) = (this.key, this.node.filter(|n| n.is_null())) {
+        // `limits:` or `limits: null`, left by a template or a hand edit: filled in place.
+        let entry = format!("{name}: {}", render_scalar(value, style));
+        if resources.flow {
+            fill_null_flow(mapping, &format!("{{{entry}}}"))?
+        } else {
+            let step = child_step(text, c.resources.list(side.other())).unwrap_or(2);
+            fill_null(text, key, mapping, step, &entry)?
+        }
     } else {
         return None;
     };
     Some((source, edit))
+}
+
+/// How much deeper than its key a block list's entries are indented, when `list` shows it.
+fn child_step(text: &str, list: &ResourceList) -> Option<usize> {
+    let key = list.key?;
+    let child = list.node.filter(|m| !m.flow)?.as_map()?.first()?;
+    let (key_column, child_column) = (
+        column(text, key.span.start()),
+        column(text, child.key.span.start()),
+    );
+    (child_column > key_column).then(|| child_column - key_column)
+}
+
+/// Replaces a null value inside a flow mapping (`{limits: null}`) with `content`.
+fn fill_null_flow(value: &Node, content: &str) -> Option<Edit> {
+    // An empty value in a flow mapping (`{limits: }`) has no place of its own to edit.
+    (!value.span.is_empty()).then(|| Edit {
+        start: value.span.start(),
+        end: value.span.end(),
+        content: content.to_string(),
+    })
+}
+
+/// Gives a null block value (`key:`, `key: null`, `key: ~`) a block mapping of one `entry`,
+/// indented `deeper` than the key. A comment after the value stays on the key's line.
+fn fill_null(text: &str, key: &Node, value: &Node, deeper: usize, entry: &str) -> Option<Edit> {
+    let key_end = key.span.end();
+    let end = line_end(text, key_end);
+    // The value must be on the key's line (or empty): `key:` then the value, then a comment.
+    let rest = text.get(key_end..end)?;
+    let after_colon = rest.trim_start().strip_prefix(':')?;
+    let tail = if value.span.is_empty() {
+        after_colon
+    } else {
+        if value.span.start() < key_end || value.span.end() > end {
+            return None;
+        }
+        // Only `key: null`: an anchor or a tag before the value would be dropped with it.
+        let colon = key_end + rest.find(':')? + 1;
+        if !text.get(colon..value.span.start())?.trim().is_empty() {
+            return None;
+        }
+        text.get(value.span.end()..end)?
+    };
+    let comment = tail.trim();
+    if !(comment.is_empty() || comment.starts_with('#')) {
+        return None;
+    }
+    let indent = column(text, key.span.start());
+    let mut content = String::from(":");
+    if !comment.is_empty() {
+        content.push(' ');
+        content.push_str(comment);
+    }
+    content.push_str(newline(text));
+    content.push_str(&" ".repeat(indent + deeper));
+    content.push_str(entry);
+    // From the key's end: `: null # c` becomes `: # c` and the new entries follow.
+    let start = key_end + (rest.len() - rest.trim_start().len());
+    Some(Edit {
+        start,
+        end,
+        content,
+    })
 }
 
 /// Adds a missing `requests:`/`limits:` mapping to `resources`, shaped like its sibling.

@@ -209,7 +209,8 @@ pub fn summary(run: &Run) -> String {
         .collect();
     let count = |s: Severity| active.iter().filter(|f| f.severity == s).count();
     let suppressed = run.findings.len() - active.len();
-    let fixable = active.iter().filter(|f| f.fixable).count();
+    let fixable = active.iter().filter(|f| f.fixable()).count();
+    let unsafe_fixable = active.iter().filter(|f| f.unsafe_fixable()).count();
     let mut line = if active.is_empty() {
         format!("No findings in {} file(s)", run.file_count())
     } else {
@@ -224,6 +225,9 @@ pub fn summary(run: &Run) -> String {
     };
     if fixable > 0 {
         line.push_str(&format!("; {fixable} fixable"));
+    }
+    if unsafe_fixable > 0 {
+        line.push_str(&format!("; {unsafe_fixable} fixable with --unsafe-fixes"));
     }
     if suppressed > 0 {
         line.push_str(&format!("; {suppressed} suppressed"));

@@ -36,7 +36,11 @@ struct JsonFinding<'a> {
     end_column: usize,
     object: &'a ObjectRef,
     container: &'a Option<String>,
+    /// `--fix` writes a fix for it.
     fixable: bool,
+    /// Only `--fix --unsafe-fixes` writes its fix.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    unsafe_fix: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     render: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -64,7 +68,8 @@ fn findings<S: serde::Serializer>(run: &&Run, serializer: S) -> Result<S::Ok, S:
                     end_column: at.end_column,
                     object: &f.object,
                     container: &f.container,
-                    fixable: f.fixable,
+                    fixable: f.fixable(),
+                    unsafe_fix: f.unsafe_fixable(),
                     render: f
                         .unit
                         .and_then(|u| run.units.get(u))

@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use crate::fix::edit::Fix;
+use crate::fix::edit::{Applicability, Fix};
 use crate::fix::resources::Target;
 use crate::k8s::gpu::GpuNames;
 use crate::k8s::workload::{Container, ObjectRef, Workload};
@@ -51,14 +51,37 @@ impl Severity {
     }
 }
 
+/// Whether a rule's findings carry fixes (ruff's `FixAvailability`). A rules test checks it
+/// against what the findings on each rule's fixtures really carry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FixAvailability {
+    /// Every finding carries a fix, unless its field is written where no edit can be placed
+    /// safely (through a YAML alias, or merged from several files).
+    Always,
+    /// Some findings carry a fix (e.g. only with measured usage, or only when a value exists
+    /// to copy); the others say why not.
+    Sometimes,
+    Never,
+}
+
+impl FixAvailability {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FixAvailability::Always => "always",
+            FixAvailability::Sometimes => "sometimes",
+            FixAvailability::Never => "never",
+        }
+    }
+}
+
 #[derive(Debug)]
 pub struct RuleInfo {
     pub id: &'static str,
     pub name: &'static str,
     pub severity: Severity,
     pub enabled_by_default: bool,
-    /// Whether `gpulint --fix` can fix (some of) its findings.
-    pub fixable: bool,
+    /// Whether its findings carry fixes.
+    pub fix: FixAvailability,
     pub summary: &'static str,
     /// The full text, `rules/<ID>.md`.
     pub doc: &'static str,
@@ -74,13 +97,13 @@ impl RuleInfo {
 }
 
 macro_rules! rule {
-    ($id:literal, $name:literal, $sev:ident, $on:literal, $fix:literal, $summary:literal) => {
+    ($id:literal, $name:literal, $sev:ident, $on:literal, $fix:ident, $summary:literal) => {
         RuleInfo {
             id: $id,
             name: $name,
             severity: Severity::$sev,
             enabled_by_default: $on,
-            fixable: $fix,
+            fix: FixAvailability::$fix,
             summary: $summary,
             doc: include_str!(concat!("../../rules/", $id, ".md")),
         }
@@ -88,192 +111,195 @@ macro_rules! rule {
 }
 
 /// Every rule, in catalogue order. Ids are stable; names are readable aliases.
-pub static RULES: &[RuleInfo] = &[
-    rule!(
-        "GPU001",
-        "gpu-limit-missing",
-        Error,
-        true,
-        true,
-        "GPU resource requested without a limit: the API server rejects the pod"
-    ),
-    rule!(
-        "GPU002",
-        "gpu-request-limit-mismatch",
-        Error,
-        true,
-        true,
-        "GPU request differs from its limit: the API server rejects the pod"
-    ),
-    rule!(
-        "GPU003",
-        "gpu-quantity-invalid",
-        Error,
-        true,
-        false,
-        "GPU quantity is not a whole, non-negative number"
-    ),
-    rule!(
-        "GPU004",
-        "gpu-resource-unknown",
-        Warning,
-        true,
-        true,
-        "resource name looks like a GPU but no device plugin advertises it"
-    ),
-    rule!(
-        "GPU005",
-        "gpu-quantity-unresolved",
-        Info,
-        true,
-        false,
-        "GPU quantity is an unrendered placeholder and was not checked"
-    ),
-    rule!(
-        "QOS001",
-        "gpu-memory-limit-missing",
-        Warning,
-        true,
-        true,
-        "GPU container without a memory limit"
-    ),
-    rule!(
-        "QOS002",
-        "gpu-burstable-qos",
-        Warning,
-        true,
-        true,
-        "GPU container whose CPU or memory request differs from its limit (Burstable QoS)"
-    ),
-    rule!(
-        "QOS003",
-        "gpu-cpu-request-missing",
-        Warning,
-        true,
-        true,
-        "GPU container without a CPU request"
-    ),
-    rule!(
-        "SHM001",
-        "shm-size-limit-missing",
-        Warning,
-        true,
-        false,
-        "memory-backed emptyDir in a GPU pod without a sizeLimit"
-    ),
-    rule!(
-        "SHM002",
-        "shm-size-limit-exceeds-memory-limit",
-        Error,
-        true,
-        false,
-        "memory-backed emptyDir sizeLimit at or above the memory limit of a container mounting it"
-    ),
-    rule!(
-        "KUE001",
-        "kueue-queue-name-missing",
-        Warning,
-        true,
-        false,
-        "GPU batch workload without a kueue.x-k8s.io/queue-name label where Kueue queues exist"
-    ),
-    rule!(
-        "MEM001",
-        "memory-limit-below-usage",
-        Error,
-        true,
-        true,
-        "memory limit below the measured recommendation: the container will be OOMKilled"
-    ),
-    rule!(
-        "MEM002",
-        "memory-overprovisioned",
-        Warning,
-        true,
-        true,
-        "memory request far above the measured recommendation: memory held idle"
-    ),
-    rule!(
-        "MEM003",
-        "oom-killed",
-        Error,
-        true,
-        true,
-        "container was OOMKilled in the measurement window"
-    ),
-    rule!(
-        "MEM005",
-        "oom-kill-addressed",
-        Info,
-        true,
-        false,
-        "container was OOMKilled in the window, and its memory limit now covers the recommendation"
-    ),
-    rule!(
-        "MEM004",
-        "usage-data-insufficient",
-        Info,
-        true,
-        false,
-        "too few samples or too little history for a recommendation"
-    ),
-    rule!(
-        "CPU001",
-        "cpu-request-far-from-usage",
-        Warning,
-        true,
-        true,
-        "CPU request far from the measured P99"
-    ),
-    rule!(
-        "GPU010",
-        "gpu-underused",
-        Warning,
-        true,
-        false,
-        "average GPU utilisation below the threshold: GPUs sit idle"
-    ),
-    rule!(
-        "GPU011",
-        "gpu-memory-pressure",
-        Warning,
-        true,
-        false,
-        "GPU memory use near capacity at P99: CUDA out-of-memory risk"
-    ),
-    rule!(
-        "MET001",
-        "usage-data-missing",
-        Info,
-        true,
-        false,
-        "GPU container without usage data: not judged against measurements"
-    ),
-    rule!(
-        "SCH001",
-        "gpu-toleration-missing",
-        Warning,
-        false,
-        false,
-        "GPU pod without a toleration for the GPU node taint"
-    ),
-    rule!(
-        "KUS001",
-        "rendered-container-without-image",
-        Error,
-        true,
-        false,
-        "a container has no image after rendering (a patch replaced a CRD's container list)"
-    ),
-    rule!(
-        "SCH002",
-        "gpu-node-selector-missing",
-        Warning,
-        false,
-        false,
-        "GPU pod without a node selector or affinity on a GPU product label"
-    ),
-];
+pub static RULES: &[RuleInfo] =
+    &[
+        rule!(
+            "GPU001",
+            "gpu-limit-missing",
+            Error,
+            true,
+            Sometimes,
+            "GPU resource requested without a limit: the API server rejects the pod"
+        ),
+        rule!(
+            "GPU002",
+            "gpu-request-limit-mismatch",
+            Error,
+            true,
+            Always,
+            "GPU request differs from its limit: the API server rejects the pod"
+        ),
+        rule!(
+            "GPU003",
+            "gpu-quantity-invalid",
+            Error,
+            true,
+            Never,
+            "GPU quantity is not a whole, non-negative number"
+        ),
+        rule!(
+            "GPU004",
+            "gpu-resource-unknown",
+            Warning,
+            true,
+            Sometimes,
+            "resource name looks like a GPU but no device plugin advertises it"
+        ),
+        rule!(
+            "GPU005",
+            "gpu-quantity-unresolved",
+            Info,
+            true,
+            Never,
+            "GPU quantity is an unrendered placeholder and was not checked"
+        ),
+        rule!(
+            "QOS001",
+            "gpu-memory-limit-missing",
+            Warning,
+            true,
+            Sometimes,
+            "GPU container without a memory limit"
+        ),
+        rule!(
+            "QOS002",
+            "gpu-burstable-qos",
+            Warning,
+            true,
+            Sometimes,
+            "a container of a GPU pod (init containers and sidecars included) without CPU and memory requests = limits: the pod is Burstable"
+        ),
+        rule!(
+            "QOS003",
+            "gpu-cpu-request-missing",
+            Warning,
+            true,
+            Never,
+            "GPU container without a CPU request"
+        ),
+        rule!(
+            "RES001",
+            "request-above-limit",
+            Error,
+            true,
+            Always,
+            "CPU, memory or ephemeral-storage request above its limit: the API server rejects the pod"
+        ),
+        rule!(
+            "SHM001",
+            "shm-size-limit-missing",
+            Warning,
+            true,
+            Never,
+            "memory-backed emptyDir in a GPU pod without a sizeLimit"
+        ),
+        rule!("SHM002", "shm-size-limit-exceeds-memory-limit", Error, true, Never,
+        "memory-backed emptyDir sizeLimit at or above the memory limit of a container mounting it"),
+        rule!(
+            "KUE001",
+            "kueue-queue-name-missing",
+            Warning,
+            true,
+            Never,
+            "GPU batch workload without a kueue.x-k8s.io/queue-name label where Kueue queues exist"
+        ),
+        rule!(
+            "MEM001",
+            "memory-limit-below-usage",
+            Error,
+            true,
+            Always,
+            "memory limit below the measured recommendation: the container will be OOMKilled"
+        ),
+        rule!(
+            "MEM002",
+            "memory-overprovisioned",
+            Warning,
+            true,
+            Always,
+            "memory request far above the measured recommendation: memory held idle"
+        ),
+        rule!(
+            "MEM003",
+            "oom-killed",
+            Error,
+            true,
+            Sometimes,
+            "container was OOMKilled in the measurement window"
+        ),
+        rule!(
+            "MEM004",
+            "usage-data-insufficient",
+            Info,
+            true,
+            Never,
+            "too few samples or too little history for a recommendation"
+        ),
+        rule!(
+            "MEM005",
+            "oom-kill-addressed",
+            Info,
+            true,
+            Never,
+            "OOMKilled in the window; the memory limit now covers the recommendation"
+        ),
+        rule!(
+            "CPU001",
+            "cpu-request-far-from-usage",
+            Warning,
+            true,
+            Always,
+            "CPU request far from the measured P99"
+        ),
+        rule!(
+            "GPU010",
+            "gpu-underused",
+            Warning,
+            true,
+            Never,
+            "average GPU utilisation below the threshold: GPUs sit idle"
+        ),
+        rule!(
+            "GPU011",
+            "gpu-memory-pressure",
+            Warning,
+            true,
+            Never,
+            "GPU memory use near capacity at P99: CUDA out-of-memory risk"
+        ),
+        rule!(
+            "MET001",
+            "usage-data-missing",
+            Info,
+            true,
+            Never,
+            "GPU container without usage data: not judged against measurements"
+        ),
+        rule!(
+            "SCH001",
+            "gpu-toleration-missing",
+            Warning,
+            false,
+            Never,
+            "GPU pod without a toleration for the GPU node taint"
+        ),
+        rule!(
+            "KUS001",
+            "rendered-container-without-image",
+            Error,
+            true,
+            Never,
+            "a container has no image after rendering (a patch replaced a CRD's container list)"
+        ),
+        rule!(
+            "SCH002",
+            "gpu-node-selector-missing",
+            Warning,
+            false,
+            Never,
+            "GPU pod without a node selector or affinity on a GPU product label"
+        ),
+    ];
 
 pub fn rule(id_or_name: &str) -> Option<&'static RuleInfo> {
     RULES
@@ -291,7 +317,6 @@ pub struct Hit {
     pub label: String,
     pub help: Option<String>,
     pub container: Option<String>,
-    pub fixable: bool,
     pub fix: Option<Fix>,
     /// Measured values the finding recommends.
     pub recommended: Option<headroom::Recommended>,
@@ -306,7 +331,6 @@ impl Hit {
             label,
             help: None,
             container: None,
-            fixable: false,
             fix: None,
             recommended: None,
         }
@@ -317,9 +341,8 @@ impl Hit {
         self
     }
 
-    /// Attaches a fix; the finding is fixable when there is one.
+    /// Attaches a fix, if there is one: a finding is fixable exactly when it carries a fix.
     pub fn with_fix(mut self, fix: Option<Fix>) -> Hit {
-        self.fixable = self.fixable || fix.is_some();
         self.fix = fix;
         self
     }
@@ -400,7 +423,6 @@ pub struct Finding {
     pub span: Span,
     pub object: ObjectRef,
     pub container: Option<String>,
-    pub fixable: bool,
     pub fix: Option<Fix>,
     pub recommended: Option<headroom::Recommended>,
     pub suppression: Option<Suppression>,
@@ -409,6 +431,22 @@ pub struct Finding {
     pub unit: Option<usize>,
     /// The Helm release (index in the run's releases) whose rendered object this is on.
     pub release: Option<usize>,
+}
+
+impl Finding {
+    /// Whether `--fix` writes a fix for it: it carries a safe fix.
+    pub fn fixable(&self) -> bool {
+        self.fix
+            .as_ref()
+            .is_some_and(|f| f.applicability == Applicability::Safe)
+    }
+
+    /// Whether it carries a fix that only `--fix --unsafe-fixes` writes.
+    pub fn unsafe_fixable(&self) -> bool {
+        self.fix
+            .as_ref()
+            .is_some_and(|f| f.applicability == Applicability::Unsafe)
+    }
 }
 
 /// Container helpers shared by the families.

@@ -1,0 +1,211 @@
+//! Honest fix accounting, checked for every rule on its fixtures (as ruff checks in every rule
+//! test). `testdata/rules/<ID>/` holds manifests (and, for measured rules, a `metrics.json`
+//! snapshot) on which rule `<ID>` reports; every rule of the registry must have such a folder.
+//!
+//! * A finding carries a fix exactly when planning that one finding writes an edit: a fix that
+//!   writes nothing, or is rejected, fails; `fixable` (what `--fix` writes) is a safe fix, and an
+//!   unsafe fix is written only with `--unsafe-fixes`.
+//! * The registry's `FixAvailability` matches: `Always` rules fix every fixture finding, `Never`
+//!   rules none, `Sometimes` rules some and not others.
+//! * Through the binary: the JSON `fixable`/`unsafe_fix` flags agree with what `--fix --diff`
+//!   (and `--unsafe-fixes`) print, so "N fixable" never stands next to "nothing to fix".
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use assert_cmd::cargo::CommandCargoExt;
+use gpulint::config::Config;
+use gpulint::fix::apply::{plan, FixPlan};
+use gpulint::lint::{Linter, Run, Selection};
+use gpulint::rules::{FixAvailability, RULES};
+
+fn fixtures(id: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("testdata/rules")
+        .join(id)
+}
+
+fn snapshot(dir: &Path) -> Option<PathBuf> {
+    Some(dir.join("metrics.json")).filter(|p| p.exists())
+}
+
+fn linter(id: &str, dir: &Path) -> Linter {
+    let select = Selection {
+        select: vec![id.to_string()],
+        ignore: Vec::new(),
+    };
+    let mut linter = Linter::new(Config::default(), select);
+    if let Some(path) = snapshot(dir) {
+        let usage = gpulint::metrics::snapshot::read(&path);
+        linter.usage = Some(usage.unwrap_or_else(|e| panic!("{}: {e}", path.display())));
+    }
+    linter
+}
+
+/// The plan of `--fix` for one finding of the run alone.
+fn plan_one(
+    linter: &Linter,
+    run: &mut Run,
+    index: usize,
+    all: &[gpulint::rules::Finding],
+    unsafe_fixes: bool,
+) -> FixPlan {
+    run.findings = vec![all[index].clone()];
+    plan(linter, run, unsafe_fixes)
+}
+
+fn edits_of(p: &FixPlan) -> usize {
+    p.files.iter().filter(|f| f.fixed != f.original).count()
+}
+
+#[test]
+fn every_fixable_finding_is_fixed_and_no_other_is() {
+    let mut failures = Vec::new();
+    for rule in RULES {
+        let dir = fixtures(rule.id);
+        assert!(
+            dir.is_dir(),
+            "{}: no fixtures in {}: every rule needs some",
+            rule.id,
+            dir.display()
+        );
+        let linter = linter(rule.id, &dir);
+        let mut run = linter.run(std::slice::from_ref(&dir));
+        assert!(run.errors.is_empty(), "{}: {:?}", rule.id, run.errors);
+        let all = std::mem::take(&mut run.findings);
+        assert!(
+            all.iter().any(|f| f.rule.id == rule.id),
+            "{}: its fixtures give no finding",
+            rule.id
+        );
+        let (mut with_fix, mut without) = (0, 0);
+        for (i, f) in all.iter().enumerate() {
+            let at = format!(
+                "{} on {} ({})",
+                f.rule.id,
+                f.object.display_name(),
+                f.message
+            );
+            assert_eq!(f.rule.id, rule.id, "only the selected rule runs");
+            assert!(f.suppression.is_none(), "{at}: fixtures suppress nothing");
+            let written = plan_one(&linter, &mut run, i, &all, true);
+            let safe_only = plan_one(&linter, &mut run, i, &all, false);
+            if !written.rejected.is_empty() {
+                failures.push(format!("{at}: its fix is rejected: {:?}", written.rejected));
+            }
+            match &f.fix {
+                Some(_) => {
+                    with_fix += 1;
+                    if edits_of(&written) == 0 {
+                        failures.push(format!("{at}: marked fixable, but --fix writes nothing"));
+                    }
+                    let applied: Vec<&str> = written
+                        .files
+                        .iter()
+                        .flat_map(|x| &x.applied)
+                        .map(|a| a.rule)
+                        .collect();
+                    if !applied.contains(&rule.id) {
+                        failures.push(format!("{at}: the fix written is not its own: {applied:?}"));
+                    }
+                    // `fixable` is what plain `--fix` writes; an unsafe fix waits for the flag.
+                    if f.fixable() != (edits_of(&safe_only) > 0) {
+                        failures.push(format!(
+                            "{at}: fixable = {} but plain --fix writes {} file(s)",
+                            f.fixable(),
+                            edits_of(&safe_only)
+                        ));
+                    }
+                    if f.fixable() == f.unsafe_fixable() {
+                        failures.push(format!("{at}: a fix is either safe or unsafe"));
+                    }
+                }
+                None => {
+                    without += 1;
+                    if f.fixable() || f.unsafe_fixable() || edits_of(&written) > 0 {
+                        failures.push(format!("{at}: not fixable, but an edit appears"));
+                    }
+                }
+            }
+        }
+        let honest = match rule.fix {
+            FixAvailability::Always => without == 0,
+            FixAvailability::Never => with_fix == 0,
+            FixAvailability::Sometimes => with_fix > 0 && without > 0,
+        };
+        if !honest {
+            failures.push(format!(
+                "{}: registry says fix {:?}, fixtures give {with_fix} finding(s) with a fix and {without} without",
+                rule.id, rule.fix
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+fn gpulint(args: &[&str]) -> (String, String) {
+    let out = Command::cargo_bin("gpulint")
+        .unwrap()
+        .env("NO_COLOR", "1")
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn the_reported_flags_match_what_fix_writes() {
+    for rule in RULES {
+        let dir = fixtures(rule.id);
+        let dir_arg = dir.to_string_lossy().into_owned();
+        let mut args = vec![dir_arg.as_str(), "--select", rule.id];
+        let metrics = snapshot(&dir).map(|p| p.to_string_lossy().into_owned());
+        if let Some(m) = &metrics {
+            args.extend(["--metrics", m.as_str()]);
+        }
+        let (json, _) = gpulint(&[args.as_slice(), &["--format", "json"]].concat());
+        let report: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let count = |flag: &str| {
+            report["findings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|f| f[flag] == serde_json::Value::Bool(true))
+                .count()
+        };
+        let (fixable, unsafe_fix) = (count("fixable"), count("unsafe_fix"));
+        let (diff, stderr) = gpulint(&[args.as_slice(), &["--fix", "--diff"]].concat());
+        assert_eq!(
+            fixable > 0,
+            !diff.is_empty(),
+            "{}: {fixable} fixable, diff:\n{diff}{stderr}",
+            rule.id
+        );
+        let (human, _) = gpulint(&args);
+        assert_eq!(
+            human.contains(&format!("; {fixable} fixable")),
+            fixable > 0,
+            "{}: {human}",
+            rule.id
+        );
+        let (unsafe_diff, _) =
+            gpulint(&[args.as_slice(), &["--fix", "--diff", "--unsafe-fixes"]].concat());
+        if unsafe_fix > 0 {
+            assert_ne!(unsafe_diff, diff, "{}: unsafe fixes write more", rule.id);
+            assert!(
+                human.contains(&format!("; {unsafe_fix} fixable with --unsafe-fixes")),
+                "{}: {human}",
+                rule.id
+            );
+        } else {
+            assert_eq!(
+                unsafe_diff, diff,
+                "{}: no unsafe fix, nothing more",
+                rule.id
+            );
+        }
+    }
+}
