@@ -539,7 +539,7 @@ impl Demand {
 
 /// One container's requests: a request, else its limit (Kubernetes defaults a missing request
 /// to the limit).
-fn container_demand(c: &Container) -> Demand {
+pub fn container_demand(c: &Container) -> Demand {
     let mut d = Demand::default();
     let mut take = |name: &str, node: Option<&Node>| {
         if d.resources.contains_key(name) || d.unknown.contains(name) {
