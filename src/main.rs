@@ -254,7 +254,7 @@ fn lint(args: &LintArgs) -> u8 {
     let scoped_run = |quiet: bool| -> Result<gpulint::lint::Run, u8> {
         let mut run = linter.run(&args.common.paths);
         if let Some(reference) = &args.changed_since {
-            let scope = gpulint::changed::scope(&run, reference).map_err(|e| {
+            let scope = gpulint::changed::scope(&run, reference, &linter.render).map_err(|e| {
                 eprintln!("error: {e}");
                 EXIT_ERROR
             })?;

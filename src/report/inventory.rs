@@ -408,7 +408,7 @@ pub fn table(linter: &Linter, inventory: &Value) -> String {
         "NAMESPACE",
         "KIND/NAME",
         "CONTAINER",
-        "GPU/POD",
+        "GPU",
         "PODS",
         "CPU req/lim",
         "MEMORY req/lim",
@@ -489,7 +489,7 @@ pub fn table(linter: &Linter, inventory: &Value) -> String {
             } else if let Some(reason) = set["pods_unknown"].as_str() {
                 reason.to_string()
             } else if unknown.is_some() {
-                "GPU quantity not known".to_string()
+                "GPU quantity not a whole number, or not rendered".to_string()
             } else {
                 String::new()
             };
