@@ -116,12 +116,14 @@ fn count_json(count: &PodCount) -> Value {
 
 /// The GPUs (known GPU resources only: a typo gets no GPU) of a demand, and the GPU resources
 /// whose quantity is not known.
-fn gpu_demand(names: &GpuNames, d: &Demand) -> (BTreeMap<String, i128>, Vec<String>) {
+fn gpu_demand(names: &GpuNames, d: &Demand) -> (BTreeMap<String, i64>, Vec<String>) {
+    // A count beyond i64 is no count either: it is listed as unknown.
+    let count = |q: &Quantity| q.as_whole_i128().and_then(|n| i64::try_from(n).ok());
     let known = d
         .resources
         .iter()
         .filter(|(name, _)| names.classify(name) == GpuName::Known)
-        .filter_map(|(name, q)| Some((name.clone(), q.as_whole_i128()?)))
+        .filter_map(|(name, q)| Some((name.clone(), count(q)?)))
         .filter(|(_, n)| *n != 0)
         .collect();
     let unknown = d
@@ -131,7 +133,7 @@ fn gpu_demand(names: &GpuNames, d: &Demand) -> (BTreeMap<String, i128>, Vec<Stri
             // A fractional GPU count is no count (GPU003 says so).
             d.resources
                 .iter()
-                .filter(|(_, q)| q.as_whole_i128().is_none())
+                .filter(|(_, q)| count(q).is_none())
                 .map(|(name, _)| name),
         )
         .filter(|name| names.classify(name) == GpuName::Known)
@@ -144,18 +146,20 @@ fn gpu_demand(names: &GpuNames, d: &Demand) -> (BTreeMap<String, i128>, Vec<Stri
 /// has an unknown count or quantity; null for templates, which run no pods).
 fn pod_sets_json(names: &GpuNames, w: &Workload, sets: &[PodSet]) -> (Vec<Value>, Value) {
     let mut out = Vec::new();
-    let mut total: Option<i128> = Some(0);
+    let mut total: Option<i64> = Some(0);
     let mut template = false;
     for set in sets {
         let (per_pod, unknown) = gpu_demand(names, &pod_demand(w, set));
-        let per_pod_sum = per_pod.values().fold(0i128, |a, b| a.saturating_add(*b));
+        let per_pod_sum = per_pod.values().fold(0i64, |a, b| a.saturating_add(*b));
         let set_total = match (&set.count, unknown.is_empty()) {
             (PodCount::Template, _) => {
                 template = true;
                 None
             }
             _ if per_pod_sum == 0 && unknown.is_empty() => Some(0),
-            (PodCount::Known(n), true) => Some(per_pod_sum.saturating_mul(i128::from(*n))),
+            (PodCount::Known(n), true) => {
+                Some(per_pod_sum.saturating_mul(i64::try_from(*n).unwrap_or(i64::MAX)))
+            }
             _ => None,
         };
         total = match (total, set_total) {
@@ -309,7 +313,7 @@ pub fn workloads(
 /// GPUs per namespace (cluster-scoped workloads under null): the known total, and how many
 /// pod sets with GPUs have a count or quantity that is not known. Templates run no pods.
 fn namespace_totals(workloads: &[Value]) -> Vec<Value> {
-    let mut totals: BTreeMap<Option<String>, (i128, usize)> = BTreeMap::new();
+    let mut totals: BTreeMap<Option<String>, (i64, usize)> = BTreeMap::new();
     for w in workloads {
         let ns = w["namespace"].as_str().map(str::to_string);
         let slot = totals.entry(ns).or_default();
@@ -318,7 +322,7 @@ fn namespace_totals(workloads: &[Value]) -> Vec<Value> {
                 continue;
             }
             match set["gpus"].as_i64() {
-                Some(n) => slot.0 = slot.0.saturating_add(i128::from(n)),
+                Some(n) => slot.0 = slot.0.saturating_add(n),
                 None => slot.1 += 1,
             }
         }
