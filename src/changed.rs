@@ -73,8 +73,7 @@ impl TreeSources {
         }
         let repo = self.repo.lock().ok()?;
         let tree = repo.find_tree(self.tree).ok()?;
-        let kind = tree.get_path(&rel).ok()?.kind();
-        kind
+        tree.get_path(&rel).ok()?.kind()
     }
 }
 
