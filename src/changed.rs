@@ -5,29 +5,37 @@
 //! when it is new, or its content differs from the same object at REF. Files are compared
 //! object by object, not line by line, so reformatting a neighbour does not drag it in.
 //!
-//! A render (a Kustomize overlay) is judged whole: it is in scope when any file it reads (a
-//! base, a patch, a kustomization) differs from its blob at REF, so a base change brings in
-//! every overlay that uses it, and an overlay's patch change that overlay only.
+//! A render (a Kustomize overlay) whose files (a base, a patch, a kustomization) differ from
+//! their blobs at REF is rendered again from REF's files, and its rendered objects are compared
+//! the same way: a base change brings in the objects it changes in every overlay that uses it,
+//! and the overlay's other objects stay out. When the render at REF fails (the root is new, or
+//! needs features only an external kustomize has), all its objects count as changed. A Helm
+//! release is judged whole: in scope when its chart, values or declaring manifest changed.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
-use std::path::Path;
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use git2::{ObjectType, Oid, Repository};
 use serde_json::Value as Json;
 
 use crate::fix::edit::plain;
 use crate::fix::patch::{relative_to, repo_root};
-use crate::k8s::workload::{objects, ObjectRef};
+use crate::k8s::workload::{objects_in, ObjectRef};
 use crate::lint::Run;
+use crate::renders::RenderSettings;
 use crate::source::discover::Input;
 use crate::source::helm::ValuesSource;
+use crate::source::kustomize::{self, normalize, Sources};
+use crate::source::yaml::Node;
 use crate::source::yaml::Stream;
 
 /// (file index, object identity) of every changed object, and the renders in scope.
 pub struct ChangedScope {
     changed: HashSet<(usize, ObjectRef)>,
-    /// Indices of the render units that read a changed file.
-    units: BTreeSet<usize>,
+    /// Render units that read a changed file: the rendered objects that differ from the render
+    /// at REF (`None`: it did not render at REF, every object counts).
+    units: BTreeMap<usize, Option<HashSet<ObjectRef>>>,
     /// Indices of the Helm releases whose chart, values or declaring manifest changed.
     releases: BTreeSet<usize>,
     /// Files read from REF, for the summary line.
@@ -35,17 +43,90 @@ pub struct ChangedScope {
 }
 
 fn identities(stream: &Stream) -> HashMap<ObjectRef, Json> {
+    rendered_identities(stream.documents.iter().map(|d| &d.root))
+}
+
+fn rendered_identities<'a>(roots: impl Iterator<Item = &'a Node>) -> HashMap<ObjectRef, Json> {
     let mut out = HashMap::new();
-    for doc in &stream.documents {
-        for object in objects(doc) {
+    for root in roots {
+        for object in objects_in(root) {
             out.insert(object.id.clone(), plain(object.node));
         }
     }
     out
 }
 
-/// Compares every linted file with its version at `reference`.
-pub fn scope(run: &Run, reference: &str) -> Result<ChangedScope, String> {
+/// The repository's files as they were at REF, for rendering a Kustomize root as it was.
+struct TreeSources {
+    /// git2 handles are not `Sync`: one at a time.
+    repo: Mutex<Repository>,
+    tree: Oid,
+    /// The work tree's root: paths below it are looked up in the tree.
+    root: PathBuf,
+}
+
+impl TreeSources {
+    fn entry_kind(&self, path: &Path) -> Option<ObjectType> {
+        let rel = normalize(path).strip_prefix(&self.root).ok()?.to_path_buf();
+        if rel.as_os_str().is_empty() {
+            return Some(ObjectType::Tree);
+        }
+        let repo = self.repo.lock().ok()?;
+        let tree = repo.find_tree(self.tree).ok()?;
+        tree.get_path(&rel).ok()?.kind()
+    }
+}
+
+impl Sources for TreeSources {
+    fn load(&self, path: &Path) -> std::io::Result<Arc<Stream>> {
+        let missing =
+            || std::io::Error::new(std::io::ErrorKind::NotFound, "not in the tree at REF");
+        let rel = normalize(path)
+            .strip_prefix(&self.root)
+            .map_err(|_| missing())?
+            .to_path_buf();
+        let repo = self.repo.lock().map_err(|_| missing())?;
+        let tree = repo.find_tree(self.tree).map_err(|_| missing())?;
+        let entry = tree.get_path(&rel).map_err(|_| missing())?;
+        let blob = repo.find_blob(entry.id()).map_err(|_| missing())?;
+        Ok(Arc::new(Stream::parse_bytes(blob.content())))
+    }
+
+    fn is_dir(&self, path: &Path) -> bool {
+        self.entry_kind(path) == Some(ObjectType::Tree)
+    }
+
+    fn is_file(&self, path: &Path) -> bool {
+        self.entry_kind(path) == Some(ObjectType::Blob)
+    }
+}
+
+/// The objects of a render that differ from the same root rendered from REF's files; `None`
+/// when it does not render there.
+fn changed_in_render(
+    unit: &crate::renders::RenderUnit,
+    sources: &TreeSources,
+    settings: &RenderSettings,
+) -> Option<HashSet<ObjectRef>> {
+    // The built-in renderer only: an external kustomize would read today's files.
+    let before = kustomize::render(&unit.dir, sources, &settings.options()).ok()?;
+    let before = rendered_identities(before.objects.iter());
+    let now = rendered_identities(unit.objects.iter());
+    Some(
+        now.into_iter()
+            .filter(|(id, value)| before.get(id) != Some(value))
+            .map(|(id, _)| id)
+            .collect(),
+    )
+}
+
+/// Compares every linted file with its version at `reference`, and every render reading a
+/// changed file with its render from `reference`'s files.
+pub fn scope(
+    run: &Run,
+    reference: &str,
+    settings: &RenderSettings,
+) -> Result<ChangedScope, String> {
     let first = run
         .files
         .iter()
@@ -97,12 +178,17 @@ pub fn scope(run: &Run, reference: &str) -> Result<ChangedScope, String> {
             }
         }
     }
+    let sources = TreeSources {
+        repo: Mutex::new(Repository::open(&root).map_err(|e| format!("--changed-since: {e}"))?),
+        tree: tree.id(),
+        root: normalize(&root),
+    };
     let units = run
         .units
         .iter()
         .enumerate()
         .filter(|(_, unit)| unit.files.iter().any(|f| changed_files.contains(f)))
-        .map(|(i, _)| i)
+        .map(|(i, unit)| (i, changed_in_render(unit, &sources, settings)))
         .collect();
     let releases = run
         .releases
@@ -172,14 +258,20 @@ impl ChangedScope {
     /// Drops the findings of unchanged objects, and of renders that read no changed file.
     pub fn retain(&self, run: &mut Run) {
         run.findings.retain(|f| match (f.unit, f.release) {
-            (Some(unit), _) => self.units.contains(&unit),
+            (Some(unit), _) => match self.units.get(&unit) {
+                Some(Some(objects)) => objects.contains(&f.object),
+                Some(None) => true,
+                None => false,
+            },
             (None, Some(release)) => self.releases.contains(&release),
             (None, None) => self.changed.contains(&(f.file, f.object.clone())),
         });
     }
 
+    /// Changed objects: in plain files, and in renders that also rendered at REF.
     pub fn changed_objects(&self) -> usize {
-        self.changed.len()
+        let rendered: usize = self.units.values().flatten().map(HashSet::len).sum();
+        self.changed.len() + rendered
     }
 
     /// Renders (Kustomize roots, Helm releases) that read a changed file.

@@ -55,6 +55,11 @@ pub struct Config {
     /// The `helm` binary (`helm:`); a relative path with a `/` is relative to the config's folder,
     /// a bare name is looked up on `PATH`.
     pub helm: Option<PathBuf>,
+    /// A metrics snapshot in the repository (`metrics:`, relative to the config's folder),
+    /// resolved and checked to be inside the repository; `--metrics`/`--prometheus` win.
+    pub metrics: Option<PathBuf>,
+    /// Where `metrics:` is written (byte offset), for errors.
+    metrics_at: usize,
 }
 
 /// One `charts:` entry: a release of a chart in the repository.
@@ -113,8 +118,14 @@ pub struct ConfigError {
 fn glob_set(patterns: &[String], at: usize) -> Result<GlobSet, DecodeError> {
     let mut builder = GlobSetBuilder::new();
     for p in patterns {
-        // `vendor/**` should match at any depth below the config's folder, like .gitignore.
-        for variant in [p.clone(), format!("**/{p}")] {
+        // Like .gitignore: `vendor/**` matches at any depth below the config's folder, and a
+        // folder (`platform/trainer`, `platform/trainer/`) matches everything below it.
+        let p = p.trim_end_matches('/');
+        let mut variants = vec![p.to_string(), format!("**/{p}")];
+        if !p.ends_with("**") {
+            variants.extend([format!("{p}/**"), format!("**/{p}/**")]);
+        }
+        for variant in variants {
             let glob = Glob::new(&variant).map_err(|e| DecodeError {
                 offset: at,
                 message: format!("invalid glob {p:?}: {e}"),
@@ -371,6 +382,16 @@ impl Config {
             let base = config.path.as_ref().and_then(|p| p.parent());
             config.prometheus = Some(decode_prometheus(node, base)?);
         }
+        if let Some((metrics, at)) = fields.string_at("metrics")? {
+            if config.prometheus.as_ref().is_some_and(|p| p.url.is_some()) {
+                return Err(DecodeError {
+                    offset: at,
+                    message: "`metrics` and `prometheus.url` both name a source of measurements: keep one".into(),
+                });
+            }
+            config.metrics = Some(PathBuf::from(metrics));
+            config.metrics_at = at;
+        }
         if let Some(list) = fields.seq("ignore")? {
             for item in list {
                 let mut f = Fields::new(item, "`ignore` entry")?;
@@ -415,7 +436,14 @@ impl Config {
         }
         let empty = Node::default();
         let root = stream.documents.first().map_or(&empty, |d| &d.root);
-        Config::decode(root, Some(path.to_path_buf())).map_err(|e| at(e.offset, e.message))
+        let mut config =
+            Config::decode(root, Some(path.to_path_buf())).map_err(|e| at(e.offset, e.message))?;
+        if let Some(written) = config.metrics.take() {
+            let resolved = resolve_inside_repository(path, &written)
+                .map_err(|message| at(config.metrics_at, message))?;
+            config.metrics = Some(resolved);
+        }
+        Ok(config)
     }
 
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
@@ -506,6 +534,34 @@ impl Config {
             .and_then(|s| s.severity)
             .unwrap_or(info.severity)
     }
+}
+
+/// A path the config names, relative to the config's folder, resolved (symlinks followed) and
+/// required to be inside the repository the config is in (its git work tree, else its folder):
+/// repository content is data, and a config must not make gpulint read files elsewhere.
+fn resolve_inside_repository(config: &Path, written: &Path) -> Result<PathBuf, String> {
+    let shown = written.display();
+    let folder = match config.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let folder = std::fs::canonicalize(&folder)
+        .map_err(|e| format!("`metrics: {shown}`: {}: {e}", folder.display()))?;
+    let root = git2::Repository::discover(&folder)
+        .ok()
+        .and_then(|repo| repo.workdir().and_then(|w| std::fs::canonicalize(w).ok()))
+        .filter(|root| folder.starts_with(root))
+        .unwrap_or_else(|| folder.clone());
+    let resolved = std::fs::canonicalize(folder.join(written))
+        .map_err(|e| format!("`metrics: {shown}`: cannot read the snapshot: {e}"))?;
+    if !resolved.starts_with(&root) {
+        return Err(format!(
+            "`metrics: {shown}` resolves to {}, outside the repository ({}): gpulint reads only snapshots inside it",
+            resolved.display(),
+            root.display()
+        ));
+    }
+    Ok(resolved)
 }
 
 /// `root-only` / `none`, also in kustomize's own spelling (`LoadRestrictionsRootOnly`).

@@ -401,6 +401,7 @@ impl Linter {
                         self.finding(hit, &workload, file, span, origin, comments, None)
                     {
                         f.release = Some(index);
+                        f.namespace = f.object.effective_namespace(ns);
                         findings.push(f);
                     }
                 }
@@ -489,9 +490,10 @@ impl Linter {
                         crate::source::yaml::Span::new(0, 0)
                     };
                     let comments = comments.of(files, file);
-                    if let Some(f) =
+                    if let Some(mut f) =
                         self.finding(hit, &workload, file, span, origin, comments, Some(index))
                     {
+                        f.namespace = f.object.effective_namespace(cx.default_namespace);
                         findings.push(f);
                     }
                 }
@@ -533,9 +535,10 @@ impl Linter {
                         hit.message = format!("{} [template {t}]", hit.message);
                     }
                     let span = hit.span;
-                    if let Some(f) =
+                    if let Some(mut f) =
                         self.finding(hit, &workload, index, span, file, Some(&comments), None)
                     {
+                        f.namespace = f.object.effective_namespace(cx.default_namespace);
                         findings.push(f);
                     }
                 }
@@ -592,6 +595,7 @@ impl Linter {
             suppression,
             unit,
             release: None,
+            namespace: None,
         })
     }
 

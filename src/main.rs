@@ -193,14 +193,20 @@ fn render(args: &RenderArgs) -> u8 {
     }
 }
 
-fn validate_rule_names(names: &[String], flag: &str) -> Result<(), u8> {
-    for n in names {
-        if rules::rule(n).is_none() {
-            eprintln!("error: {flag}: unknown rule {n:?}; `gpulint rules` lists them");
-            return Err(EXIT_ERROR);
+/// The rule ids a `--select`/`--ignore` list names (`"GPU001, QOS002"`: spaces trimmed, empty
+/// entries dropped); an unknown name is an error that names it.
+fn rule_ids(names: &[String], flag: &str) -> Result<Vec<String>, u8> {
+    let mut ids = Vec::new();
+    for n in names.iter().map(|n| n.trim()).filter(|n| !n.is_empty()) {
+        match rules::rule(n) {
+            Some(r) => ids.push(r.id.to_string()),
+            None => {
+                eprintln!("error: {flag}: unknown rule {n:?}; `gpulint rules` lists them");
+                return Err(EXIT_ERROR);
+            }
         }
     }
-    Ok(())
+    Ok(ids)
 }
 
 fn lint(args: &LintArgs) -> u8 {
@@ -208,23 +214,19 @@ fn lint(args: &LintArgs) -> u8 {
         Ok(c) => c,
         Err(code) => return code,
     };
-    if let Err(code) = validate_rule_names(&args.select, "--select")
-        .and_then(|()| validate_rule_names(&args.ignore, "--ignore"))
+    let selection = match rule_ids(&args.select, "--select")
+        .and_then(|select| Ok((select, rule_ids(&args.ignore, "--ignore")?)))
     {
-        return code;
-    }
-    let resolve = |names: &[String]| -> Vec<String> {
-        names
-            .iter()
-            .filter_map(|n| rules::rule(n).map(|r| r.id.to_string()))
-            .collect()
-    };
-    let selection = Selection {
-        select: resolve(&args.select),
-        ignore: resolve(&args.ignore),
+        Ok((select, ignore)) => Selection { select, ignore },
+        Err(code) => return code,
     };
     let mut linter = linter_for(config, selection, &args.common);
-    if let Some(path) = &args.metrics {
+    // The flags win over a snapshot the config names.
+    let configured_snapshot = match (&args.metrics, &args.prometheus.prometheus) {
+        (None, None) => linter.config.metrics.clone(),
+        _ => None,
+    };
+    if let Some(path) = args.metrics.as_ref().or(configured_snapshot.as_ref()) {
         match gpulint::metrics::snapshot::read(path) {
             Ok(usage) => linter.usage = Some(usage),
             Err(e) => {
@@ -238,16 +240,25 @@ fn lint(args: &LintArgs) -> u8 {
         .prometheus
         .as_ref()
         .is_some_and(|p| p.url.is_some());
-    if args.metrics.is_none() && (args.prometheus.prometheus.is_some() || configured) {
+    if linter.usage.is_none() && (args.prometheus.prometheus.is_some() || configured) {
         match query_prometheus(&args.prometheus, &linter, &args.common.paths) {
             Ok(usage) => linter.usage = Some(usage),
             Err(code) => return code,
         }
     }
+    if linter.usage.is_none() {
+        for id in &linter.selection.select {
+            if gpulint::rules::headroom::MEASURED_RULES.contains(&id.as_str()) {
+                eprintln!(
+                    "note: {id} needs measurements: pass --metrics FILE or --prometheus URL (or `metrics:` in .gpulint.yaml); not checked in this run"
+                );
+            }
+        }
+    }
     let scoped_run = |quiet: bool| -> Result<gpulint::lint::Run, u8> {
         let mut run = linter.run(&args.common.paths);
         if let Some(reference) = &args.changed_since {
-            let scope = gpulint::changed::scope(&run, reference).map_err(|e| {
+            let scope = gpulint::changed::scope(&run, reference, &linter.render).map_err(|e| {
                 eprintln!("error: {e}");
                 EXIT_ERROR
             })?;
@@ -526,7 +537,6 @@ fn fix(args: &LintArgs, linter: &Linter, run: &gpulint::lint::Run) -> Result<Fix
             );
         }
         eprintln!("committed {}", committed.id);
-        println!("{}", committed.id);
     } else {
         gpulint::fix::apply::write(&plan).map_err(|e| {
             eprintln!("error: {e}");
@@ -566,7 +576,12 @@ fn inventory(common: &CommonArgs, format: InventoryFormat) -> u8 {
         InventoryFormat::Table => print(&report::inventory::table(&linter, &inventory)),
     }
     for e in errors {
-        eprintln!("error: {}:{}:{}: {}", e.file, e.line, e.column, e.message);
+        if e.file.is_empty() {
+            // A path that could not be walked: the message names it.
+            eprintln!("error: {}", e.message);
+        } else {
+            eprintln!("error: {}:{}:{}: {}", e.file, e.line, e.column, e.message);
+        }
     }
     if errors.is_empty() {
         0

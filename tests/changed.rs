@@ -121,3 +121,69 @@ fn outside_a_repository_it_is_an_error() {
     assert_eq!(code, 2);
     assert!(stderr.contains("not inside a git repository"), "{stderr}");
 }
+
+#[test]
+fn inside_a_render_only_the_changed_objects_are_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path();
+    git(repo, &["init", "-q", "-b", "main"]);
+    git(repo, &["config", "user.name", "T"]);
+    git(repo, &["config", "user.email", "t@example.com"]);
+    let write = |name: &str, text: &str| {
+        let path = repo.join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    write("base/a.yaml", &pod("a", ""));
+    write("base/b.yaml", &pod("b", ""));
+    write("base/kustomization.yaml", "resources: [a.yaml, b.yaml]\n");
+    write(
+        "overlays/prod/kustomization.yaml",
+        "resources: [../../base]\nnamespace: prod\npatches:\n- path: a-patch.yaml\n",
+    );
+    write(
+        "overlays/prod/a-patch.yaml",
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec:\n  priorityClassName: low\n",
+    );
+    git(repo, &["add", "-A"]);
+    git(repo, &["commit", "-q", "-m", "base"]);
+
+    let args = [
+        ".",
+        "--format",
+        "json",
+        "--select",
+        "GPU002",
+        "--changed-since",
+        "HEAD",
+    ];
+    // The overlay's patch changes object a only: b, rendered by the same overlay, is unchanged.
+    write(
+        "overlays/prod/a-patch.yaml",
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec:\n  priorityClassName: high\n",
+    );
+    let (code, changed, stderr) = findings(repo, &args);
+    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(changed, ["base/a.yaml a"], "{stderr}");
+    // A base file's change shows through the overlay, for that object only.
+    git(repo, &["checkout", "-q", "--", "."]);
+    write("base/b.yaml", &pod("b", "  labels: {team: ml}\n"));
+    let (code, changed, stderr) = findings(repo, &args);
+    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(changed, ["base/b.yaml b"], "{stderr}");
+    // A comment changes no rendered object: nothing is reported.
+    git(repo, &["checkout", "-q", "--", "."]);
+    write("base/b.yaml", &format!("# reviewed\n{}", pod("b", "")));
+    let (code, changed, stderr) = findings(repo, &args);
+    assert_eq!((code, changed.len()), (0, 0), "{stderr}");
+    // A transform of the kustomization changes every object.
+    git(repo, &["checkout", "-q", "--", "."]);
+    write(
+        "overlays/prod/kustomization.yaml",
+        "resources: [../../base]\nnamespace: prod\nnamePrefix: p-\npatches:\n- path: a-patch.yaml\n",
+    );
+    let (code, mut changed, stderr) = findings(repo, &args);
+    changed.sort();
+    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(changed, ["base/a.yaml p-a", "base/b.yaml p-b"], "{stderr}");
+}

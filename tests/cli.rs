@@ -414,9 +414,193 @@ fn the_demo_shows_every_rule() {
     let all: std::collections::BTreeSet<String> = [
         "GPU001", "GPU002", "GPU003", "GPU004", "GPU005", "QOS001", "QOS002", "QOS003", "SHM001",
         "SHM002", "KUE001", "SCH001", "SCH002", "KUS001",
+        // Measured, from the snapshot the demo's config names (`metrics: metrics.json`).
+        "MEM002", "MEM003", "MEM004", "CPU001", "GPU010", "GPU011", "MET001",
     ]
     .iter()
     .map(|s| s.to_string())
     .collect();
     assert_eq!(seen, all);
+}
+
+#[test]
+fn select_lists_trim_spaces_and_unknown_ids_are_named() {
+    let repo = temp_repo(&[("p.yaml", GPU002_POD)]);
+    let dir = repo.path().to_str().unwrap();
+    let (code, value) = json(&[dir, "--format", "json", "--select", "GPU001, GPU002"]);
+    assert_eq!((code, rules_of(&value)), (1, vec!["GPU002".to_string()]));
+    let (code, value) = json(&[dir, "--format", "json", "--ignore", " GPU002 ,"]);
+    assert_eq!(code, 0, "{value}");
+    for flag in ["--select", "--ignore"] {
+        let (code, _, stderr) = run(&[dir, flag, "GPU002, GPU999"]);
+        assert_eq!(code, 2);
+        assert!(
+            stderr.contains(&format!("{flag}: unknown rule \"GPU999\"")),
+            "{stderr}"
+        );
+    }
+    let repo = temp_repo(&[
+        ("p.yaml", GPU002_POD),
+        (
+            ".gpulint.yaml",
+            "ignore:\n- path: \"*.yaml\"\n  rules: [GPU002, NOPE01]\n",
+        ),
+    ]);
+    let (code, _, stderr) = run(&[repo.path().to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("unknown rule \"NOPE01\""), "{stderr}");
+}
+
+#[test]
+fn a_folder_excluded_without_a_glob_is_excluded() {
+    let repo = temp_repo(&[
+        ("platform/trainer/job.yaml", GPU002_POD),
+        ("platform/trainer-ok/job.yaml", CLEAN_POD),
+        (".gpulint.yaml", "exclude: [\"platform/trainer\"]\n"),
+    ]);
+    let (code, stdout, stderr) = run(&[repo.path().to_str().unwrap()]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(stdout.contains("No findings in 1 file(s)"), "{stdout}");
+}
+
+#[test]
+fn a_measured_rule_without_measurements_says_so() {
+    let repo = temp_repo(&[("p.yaml", CLEAN_POD)]);
+    let (code, _, stderr) = run(&[repo.path().to_str().unwrap(), "--select", "MEM002"]);
+    assert_eq!(code, 0);
+    assert!(
+        stderr.contains("note: MEM002 needs measurements: pass --metrics FILE or --prometheus URL"),
+        "{stderr}"
+    );
+    let (_, _, stderr) = run(&[repo.path().to_str().unwrap(), "--select", "GPU002"]);
+    assert!(!stderr.contains("needs measurements"), "{stderr}");
+}
+
+#[test]
+fn the_summary_counts_files_with_findings_apart_from_files_read() {
+    let repo = temp_repo(&[
+        ("a.yaml", GPU002_POD),
+        ("b.yaml", CLEAN_POD),
+        ("c.yaml", CLEAN_POD),
+    ]);
+    let (code, stdout, _) = run(&[repo.path().to_str().unwrap(), "--select", "GPU002"]);
+    assert_eq!(code, 1);
+    assert!(
+        stdout.contains("Found 1 finding(s) in 1 of 3 file(s) read: 1 error(s)"),
+        "{stdout}"
+    );
+}
+
+/// The demo's snapshot, copied next to a config that names it.
+const SNAPSHOT: &str = "testdata/demo/metrics.json";
+
+#[test]
+fn the_config_names_a_snapshot_inside_the_repository() {
+    let demo_snapshot =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(SNAPSHOT)).unwrap();
+    let llm = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/demo/apps/llm/deployment.yaml"),
+    )
+    .unwrap();
+    let repo = temp_repo(&[
+        ("apps/llm.yaml", &llm),
+        ("ops/metrics.json", &demo_snapshot),
+        (".gpulint.yaml", "metrics: ops/metrics.json\n"),
+    ]);
+    let dir = repo.path().to_str().unwrap();
+    let (_, value) = json(&[dir, "--format", "json"]);
+    let measured: Vec<String> = rules_of(&value)
+        .into_iter()
+        .filter(|r| r.starts_with("MEM") || r == "CPU001" || r.starts_with("GPU01"))
+        .collect();
+    assert!(!measured.is_empty(), "{value}");
+    // The flag wins: an empty snapshot judges nothing.
+    let empty = repo.path().join("empty.json");
+    std::fs::write(
+        &empty,
+        "{\"version\": 1, \"window\": \"14d\", \"collected_at\": \"2026-12-01T00:00:00Z\", \"source\": \"t\", \"containers\": []}\n",
+    )
+    .unwrap();
+    let (_, value) = json(&[
+        dir,
+        "--format",
+        "json",
+        "--metrics",
+        empty.to_str().unwrap(),
+    ]);
+    assert!(
+        rules_of(&value).iter().all(|r| !r.starts_with("MEM")),
+        "{value}"
+    );
+    // Outside the repository (directly, or through a symlink): refused, naming the key.
+    let outside = tempfile::tempdir().unwrap();
+    let secret = outside.path().join("metrics.json");
+    std::fs::write(&secret, &demo_snapshot).unwrap();
+    for target in [secret.to_str().unwrap().to_string(), "../x.json".into()] {
+        std::fs::write(
+            repo.path().join(".gpulint.yaml"),
+            format!("metrics: {target}\n"),
+        )
+        .unwrap();
+        let (code, _, stderr) = run(&[dir]);
+        assert_eq!(code, 2, "{stderr}");
+        assert!(stderr.contains(".gpulint.yaml:1:10: `metrics:"), "{stderr}");
+    }
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink(&secret, repo.path().join("link.json")).unwrap();
+        std::fs::write(repo.path().join(".gpulint.yaml"), "metrics: link.json\n").unwrap();
+        let (code, _, stderr) = run(&[dir]);
+        assert_eq!(code, 2, "{stderr}");
+        assert!(stderr.contains("outside the repository"), "{stderr}");
+    }
+}
+
+#[test]
+fn rendered_and_defaulted_namespaces_are_in_the_json_findings() {
+    let base = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    resources:\n      requests: {nvidia.com/gpu: 2, cpu: 1, memory: 1Gi}\n      limits: {nvidia.com/gpu: 1, cpu: 1, memory: 1Gi}\n";
+    let repo = temp_repo(&[
+        ("plain/p.yaml", base),
+        ("base/pod.yaml", base),
+        ("base/kustomization.yaml", "resources: [pod.yaml]\n"),
+        (
+            "prod/kustomization.yaml",
+            "resources: [../base]\nnamespace: prod\n",
+        ),
+        (
+            "staging/kustomization.yaml",
+            "resources: [../base]\nnamePrefix: s-\n",
+        ),
+        (".gpulint.yaml", "namespace: ml\n"),
+    ]);
+    // Renders read nothing outside the repository of the working directory: run inside it.
+    let (_, stdout, stderr) = run_in(
+        repo.path(),
+        &[".", "--format", "json", "--select", "GPU002"],
+    );
+    let value: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    assert_eq!(value["errors"], serde_json::json!([]));
+    let mut seen: Vec<(String, String)> = value["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["object"]["name"].as_str().unwrap().to_string(),
+                f["object"]["namespace"]
+                    .as_str()
+                    .unwrap_or("null")
+                    .to_string(),
+            )
+        })
+        .collect();
+    seen.sort();
+    assert_eq!(
+        seen,
+        [
+            ("p".to_string(), "ml".to_string()),
+            ("p".to_string(), "prod".to_string()),
+            ("s-p".to_string(), "ml".to_string()),
+        ]
+    );
 }

@@ -199,7 +199,14 @@ fn commit_commits_exactly_the_fixed_files() {
         &[".", "--fix", "--commit", "--message", "Fix GPU requests"],
     );
     assert_eq!(code, 0, "{stderr}");
-    let id = stdout.lines().next().unwrap_or_default();
+    // `committed <sha>` once, in the fix log on stderr; stdout is the report.
+    let committed: Vec<&str> = stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix("committed "))
+        .collect();
+    assert_eq!(committed.len(), 1, "{stderr}");
+    let id = committed[0];
+    assert!(!stdout.contains(id), "{stdout}");
     assert_eq!(git(repo.path(), &["rev-parse", "HEAD"]).trim(), id);
     let show = git(
         repo.path(),

@@ -267,7 +267,7 @@ fn metrics_judge_each_overlay_by_its_rendered_namespace_and_name() {
             (
                 "MEM002".to_string(),
                 "base/deploy.yaml:23".to_string(),
-                "-/staging-llm".to_string(),
+                "default/staging-llm".to_string(),
                 "overlays/staging".to_string()
             ),
         ]
@@ -656,7 +656,7 @@ fn a_file_argument_lints_every_render_that_reads_it() {
 }
 
 #[test]
-fn changed_since_keeps_the_renders_that_read_a_changed_file() {
+fn changed_since_keeps_the_changed_objects_of_the_renders_that_read_a_changed_file() {
     let repo = Repo::new();
     // Only the base changes (a comment would not do: its objects must differ).
     let base = repo
@@ -668,12 +668,20 @@ fn changed_since_keeps_the_renders_that_read_a_changed_file() {
         renders_of(&value),
         ["overlays/canary", "overlays/prod", "overlays/staging"]
     );
-    // A render's findings are kept whole: prod's patch findings too.
-    assert!(places(&value).contains(&place(
+    // Only the objects whose render changed: the Deployment, not prod's PyTorchJob (its patch
+    // finding stays out, its render did not change).
+    assert!(!places(&value).contains(&place(
         "GPU002",
         "overlays/prod/workers.yaml:6",
         "overlays/prod"
     )));
+    let objects: std::collections::BTreeSet<String> = value["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["object"]["kind"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(objects, ["Deployment".to_string()].into(), "{value:#}");
     git(&repo.dir, &["checkout", "-q", "--", "."]);
     // Only prod's patch changes.
     let patch = repo

@@ -2,5 +2,6 @@
 
 pub mod catalog;
 pub mod gpu;
+pub mod podsets;
 pub mod quantity;
 pub mod workload;

@@ -110,6 +110,20 @@ impl Quantity {
         }
     }
 
+    /// The exact sum; `None` on overflow.
+    pub fn checked_add(self, other: Quantity) -> Option<Quantity> {
+        let scale = self.scale.max(other.scale);
+        let a = self.num.checked_mul(pow10(scale - self.scale))?;
+        let b = other.num.checked_mul(pow10(scale - other.scale))?;
+        Some(Quantity::normalized(a.checked_add(b)?, scale))
+    }
+
+    /// The exact product with a count (a per-pod figure times its pods); `None` on overflow.
+    pub fn checked_mul_count(self, n: u64) -> Option<Quantity> {
+        let num = self.num.checked_mul(i128::from(n))?;
+        Some(Quantity::normalized(num, self.scale))
+    }
+
     /// Integer part (floor) and the fraction in nanos (`0..10^9`), for overflow-free ordering.
     fn floor_and_nanos(&self) -> (i128, i128) {
         let unit = pow10(self.scale);

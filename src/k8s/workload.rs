@@ -27,6 +27,66 @@ impl ObjectRef {
     }
 }
 
+/// Kinds without a namespace besides the `Cluster*` ones (ClusterRole, ClusterQueue,
+/// ClusterTrainingRuntime, ClusterServingRuntime, ClusterWorkflowTemplate, ClusterPolicy…).
+const CLUSTER_SCOPED: &[&str] = &[
+    "Namespace",
+    "Node",
+    "PersistentVolume",
+    "CustomResourceDefinition",
+    "StorageClass",
+    "CSIDriver",
+    "CSINode",
+    "VolumeAttachment",
+    "PriorityClass",
+    "RuntimeClass",
+    "IngressClass",
+    "APIService",
+    "CertificateSigningRequest",
+    "MutatingWebhookConfiguration",
+    "ValidatingWebhookConfiguration",
+    "ValidatingAdmissionPolicy",
+    "ValidatingAdmissionPolicyBinding",
+    "MutatingAdmissionPolicy",
+    "MutatingAdmissionPolicyBinding",
+    "FlowSchema",
+    "PriorityLevelConfiguration",
+    "DeviceClass",
+    "ResourceSlice",
+    "ResourceFlavor",
+    "Cohort",
+    "Topology",
+    "AdmissionCheck",
+    "WorkloadPriorityClass",
+    "NVIDIADriver",
+];
+
+impl ObjectRef {
+    /// Whether the kind has no namespace (so none applies to it).
+    pub fn is_cluster_scoped(&self) -> bool {
+        let volcano_or_kai_queue = self.kind == "Queue"
+            && (self.api_version.starts_with("scheduling.volcano.sh/")
+                || self.api_version.starts_with("scheduling.run.ai/"));
+        // `Cluster` alone is CloudNativePG's namespaced kind.
+        (self.kind.starts_with("Cluster") && self.kind != "Cluster")
+            || CLUSTER_SCOPED.contains(&self.kind.as_str())
+            || volcano_or_kai_queue
+    }
+
+    /// The namespace the object lands in: its own, else `default` (the release's, the
+    /// config's, or Kubernetes' `default`); `None` for a cluster-scoped kind.
+    pub fn effective_namespace(&self, default: &str) -> Option<String> {
+        if self.is_cluster_scoped() {
+            return None;
+        }
+        Some(
+            self.namespace
+                .clone()
+                .unwrap_or_else(|| default.to_string()),
+        )
+    }
+}
+
 /// One Kubernetes object: a document root, or an item of a `kind: List`.
 #[derive(Clone, Debug)]
 pub struct Object<'a> {

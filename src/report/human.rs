@@ -211,12 +211,14 @@ pub fn summary(run: &Run) -> String {
     let suppressed = run.findings.len() - active.len();
     let fixable = active.iter().filter(|f| f.fixable()).count();
     let unsafe_fixable = active.iter().filter(|f| f.unsafe_fixable()).count();
+    let with_findings: std::collections::BTreeSet<usize> = active.iter().map(|f| f.file).collect();
     let mut line = if active.is_empty() {
         format!("No findings in {} file(s)", run.file_count())
     } else {
         format!(
-            "Found {} finding(s) in {} file(s): {} error(s), {} warning(s), {} info",
+            "Found {} finding(s) in {} of {} file(s) read: {} error(s), {} warning(s), {} info",
             active.len(),
+            with_findings.len(),
             run.file_count(),
             count(Severity::Error),
             count(Severity::Warning),

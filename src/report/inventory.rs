@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use serde_json::{json, Value};
 
 use crate::k8s::gpu::{GpuName, GpuNames};
+use crate::k8s::podsets::{pod_demand, pod_sets, Demand, PodCount, PodSet};
 use crate::k8s::quantity::Quantity;
 use crate::k8s::workload::{objects_in, Container, ResourceList, Workload};
 use crate::lint::{FileRole, Linter, SourceFile};
@@ -83,8 +84,122 @@ fn container_json(files: &[SourceFile], file: &SourceFile, c: &Container) -> Val
     out
 }
 
+/// Where a workload's rows point.
+enum Placement<'a> {
+    /// Nodes carry their origin: a plain file, or a Kustomize render (each node in the file that
+    /// wrote it).
+    Origins(&'a SourceFile),
+    /// A rendered Helm object: at its template (`# Source:`), else the chart's Chart.yaml.
+    Helm {
+        chart: &'a std::path::Path,
+        template: Option<&'a str>,
+        chart_yaml: &'a SourceFile,
+    },
+}
+
+/// A template file and the 1-based line of the first `key:` in it.
+fn template_line(
+    chart: &std::path::Path,
+    template: Option<&str>,
+    key: &str,
+) -> Option<(String, usize)> {
+    let (file, offset) = crate::source::helm::template_location(chart, template?, key)?;
+    let text = std::fs::read_to_string(&file).ok()?;
+    let line = text.get(..offset)?.matches('\n').count() + 1;
+    Some((crate::renders::display_path(&file), line))
+}
+
+/// A count as JSON: the number, or null.
+fn count_json(count: &PodCount) -> Value {
+    count.known().map_or(Value::Null, |n| json!(n))
+}
+
+/// The GPUs (known GPU resources only: a typo gets no GPU) of a demand, and the GPU resources
+/// whose quantity is not known.
+fn gpu_demand(names: &GpuNames, d: &Demand) -> (BTreeMap<String, i64>, Vec<String>) {
+    // A count beyond i64 is no count either: it is listed as unknown.
+    let count = |q: &Quantity| q.as_whole_i128().and_then(|n| i64::try_from(n).ok());
+    let known = d
+        .resources
+        .iter()
+        .filter(|(name, _)| names.classify(name) == GpuName::Known)
+        .filter_map(|(name, q)| Some((name.clone(), count(q)?)))
+        .filter(|(_, n)| *n != 0)
+        .collect();
+    let unknown = d
+        .unknown
+        .iter()
+        .chain(
+            // A fractional GPU count is no count (GPU003 says so).
+            d.resources
+                .iter()
+                .filter(|(_, q)| count(q).is_none())
+                .map(|(name, _)| name),
+        )
+        .filter(|name| names.classify(name) == GpuName::Known)
+        .cloned()
+        .collect();
+    (known, unknown)
+}
+
+/// The pod sets of a workload as JSON, and the workload's GPU total (null when a set with GPUs
+/// has an unknown count or quantity; null for templates, which run no pods).
+fn pod_sets_json(names: &GpuNames, w: &Workload, sets: &[PodSet]) -> (Vec<Value>, Value) {
+    let mut out = Vec::new();
+    let mut total: Option<i64> = Some(0);
+    let mut template = false;
+    for set in sets {
+        let (per_pod, unknown) = gpu_demand(names, &pod_demand(w, set));
+        let per_pod_sum = per_pod.values().fold(0i64, |a, b| a.saturating_add(*b));
+        let set_total = match (&set.count, unknown.is_empty()) {
+            (PodCount::Template, _) => {
+                template = true;
+                None
+            }
+            _ if per_pod_sum == 0 && unknown.is_empty() => Some(0),
+            (PodCount::Known(n), true) => {
+                Some(per_pod_sum.saturating_mul(i64::try_from(*n).unwrap_or(i64::MAX)))
+            }
+            _ => None,
+        };
+        total = match (total, set_total) {
+            (Some(a), Some(b)) => Some(a.saturating_add(b)),
+            _ => None,
+        };
+        let containers: Vec<Option<&str>> = set
+            .containers
+            .iter()
+            .filter_map(|&i| w.containers.get(i))
+            .map(|c| c.name)
+            .collect();
+        let mut entry = json!({
+            "name": set.name,
+            "path": set.path,
+            "pods": count_json(&set.count),
+            "containers": containers,
+            "gpus_per_pod": per_pod,
+            "gpus": set_total,
+        });
+        match &set.count {
+            PodCount::Unknown(reason) => entry["pods_unknown"] = json!(reason),
+            PodCount::Template => entry["template"] = json!(true),
+            PodCount::Known(_) => {}
+        }
+        if !unknown.is_empty() {
+            entry["gpus_unknown"] = json!(unknown);
+        }
+        out.push(entry);
+    }
+    let total = match total {
+        Some(t) if !template => json!(t),
+        _ => Value::Null,
+    };
+    (out, total)
+}
+
 /// Every workload linted: plain files as written, Kustomize roots and Helm releases as rendered
-/// (each rendered object placed at its origin, with the render it belongs to).
+/// (each rendered object placed at its origin, with the render it belongs to), with its pod
+/// sets and GPU totals, and the totals per namespace.
 pub fn workloads(
     linter: &Linter,
     files: &[SourceFile],
@@ -92,20 +207,62 @@ pub fn workloads(
     releases: &[HelmUnit],
 ) -> Value {
     let mut out = Vec::new();
-    let mut push = |root: &Node, local: &SourceFile, render: Option<&str>| {
+    let mut push = |root: &Node, placement: Placement, namespace: &str, render: Option<&str>| {
         for object in objects_in(root) {
-            let (file, line) = place(files, local, object.node.span);
+            let (file, line) = match &placement {
+                Placement::Origins(local) => place(files, local, object.node.span),
+                Placement::Helm {
+                    chart,
+                    template,
+                    chart_yaml,
+                } => template_line(chart, *template, "kind")
+                    .unwrap_or_else(|| (chart_yaml.name.clone(), 1)),
+            };
             let Some(w) = Workload::of(object, &linter.catalog) else {
                 continue;
             };
+            let sets = pod_sets(&w);
+            let mut containers: Vec<Value> = w
+                .containers
+                .iter()
+                .map(|c| match &placement {
+                    Placement::Origins(local) => container_json(files, local, c),
+                    Placement::Helm {
+                        chart,
+                        template,
+                        chart_yaml,
+                    } => {
+                        // Rendered spans point into the render, not a file: place at the
+                        // template that writes `resources:`.
+                        let mut v = container_json(&[], chart_yaml, c);
+                        let at = template_line(chart, *template, "resources");
+                        v["resources_line"] = json!(at.as_ref().map(|(_, l)| *l));
+                        if let Some((name, _)) = at {
+                            v["resources_file"] = json!(name);
+                        }
+                        v
+                    }
+                })
+                .collect();
+            for (index, set) in sets.iter().enumerate() {
+                for &c in &set.containers {
+                    if let Some(v) = containers.get_mut(c) {
+                        v["pod_set"] = json!(index);
+                    }
+                }
+            }
+            let (pod_sets, gpus) = pod_sets_json(&linter.gpu_names, &w, &sets);
             let mut entry = json!({
                 "file": file,
                 "line": line,
                 "api_version": w.object.id.api_version,
                 "kind": w.object.id.kind,
-                "namespace": w.object.id.namespace,
+                "namespace": w.object.id.effective_namespace(namespace),
+                "cluster_scoped": w.object.id.is_cluster_scoped(),
                 "name": w.object.id.name,
-                "containers": w.containers.iter().map(|c| container_json(files, local, c)).collect::<Vec<_>>(),
+                "containers": containers,
+                "pod_sets": pod_sets,
+                "gpus": gpus,
             });
             if let Some(r) = render {
                 entry["render"] = json!(r);
@@ -114,107 +271,181 @@ pub fn workloads(
         }
     };
     for file in files.iter().filter(|f| f.role == FileRole::Plain) {
+        let namespace = linter.default_namespace(file);
         for doc in &file.stream.documents {
-            push(&doc.root, file, None);
+            push(&doc.root, Placement::Origins(file), namespace, None);
         }
     }
     for unit in units {
         let Some(home) = files.get(unit.home) else {
             continue;
         };
+        let namespace = linter.unit_namespace(unit);
         for object in &unit.objects {
-            push(object, home, Some(&unit.name));
+            push(
+                object,
+                Placement::Origins(home),
+                namespace,
+                Some(&unit.name),
+            );
         }
     }
     for release in releases {
-        let Some(chart) = files.get(release.chart_file) else {
+        let Some(chart_yaml) = files.get(release.chart_file) else {
             continue;
         };
-        // Rendered Helm objects have no file of their own: listed at the chart's Chart.yaml.
-        for doc in &release.rendered.stream.documents {
-            let mut root = doc.root.clone();
-            root.set_source(crate::source::yaml::SourceId::file(release.chart_file));
-            zero_spans(&mut root);
-            push(&root, chart, Some(&release.name));
+        let rendered = &release.rendered;
+        for (index, doc) in rendered.stream.documents.iter().enumerate() {
+            let template = rendered.templates.get(index).and_then(|t| t.as_deref());
+            let placement = Placement::Helm {
+                chart: &release.release.chart,
+                template,
+                chart_yaml,
+            };
+            let namespace = &release.release.namespace;
+            push(&doc.root, placement, namespace, Some(&release.name));
         }
     }
-    json!({ "workloads": out })
+    let namespaces = namespace_totals(&out);
+    json!({ "workloads": out, "namespaces": namespaces })
 }
 
-/// Points every node at the start of its file (for objects without a written origin).
-fn zero_spans(node: &mut Node) {
-    node.span.start = 0;
-    node.span.end = 0;
-    match &mut node.value {
-        crate::source::yaml::Value::Scalar(_) => {}
-        crate::source::yaml::Value::Seq(items) => items.iter_mut().for_each(zero_spans),
-        crate::source::yaml::Value::Map(entries) => entries.iter_mut().for_each(|e| {
-            zero_spans(&mut e.key);
-            zero_spans(&mut e.value);
-        }),
+/// GPUs per namespace (cluster-scoped workloads under null): the known total, and how many
+/// pod sets with GPUs have a count or quantity that is not known. Templates run no pods.
+fn namespace_totals(workloads: &[Value]) -> Vec<Value> {
+    let mut totals: BTreeMap<Option<String>, (i64, usize)> = BTreeMap::new();
+    for w in workloads {
+        let ns = w["namespace"].as_str().map(str::to_string);
+        let slot = totals.entry(ns).or_default();
+        for set in w["pod_sets"].as_array().into_iter().flatten() {
+            if set["template"] == true {
+                continue;
+            }
+            match set["gpus"].as_i64() {
+                Some(n) => slot.0 = slot.0.saturating_add(n),
+                None => slot.1 += 1,
+            }
+        }
+    }
+    totals
+        .into_iter()
+        .map(|(ns, (gpus, unknown))| {
+            json!({"namespace": ns, "gpus": gpus, "unknown_pod_sets": unknown})
+        })
+        .collect()
+}
+
+/// The namespace column: cluster-scoped objects under `(cluster)`.
+fn namespace_label(ns: &Value) -> String {
+    ns.as_str().unwrap_or("(cluster)").to_string()
+}
+
+/// A pod count for people: the number, `?` when not known, `template` for templates.
+fn pods_label(set: &Value) -> String {
+    if set["template"] == true {
+        "template".into()
+    } else {
+        set["pods"]
+            .as_u64()
+            .map_or_else(|| "?".to_string(), |n| n.to_string())
     }
 }
 
-/// Total GPUs a container asks for: the limit (or the request) of every GPU resource.
-fn gpus(names: &GpuNames, c: &Value) -> i128 {
-    let mut total: i128 = 0;
-    let empty = serde_json::Map::new();
-    let limits = c["limits"].as_object().unwrap_or(&empty);
-    let requests = c["requests"].as_object().unwrap_or(&empty);
+/// A container's GPUs per pod: per known GPU resource, its request, else its limit.
+fn container_gpus(names: &GpuNames, c: &Value) -> String {
+    let mut out = Vec::new();
     let mut seen = Vec::new();
-    for (name, v) in limits.iter().chain(requests) {
-        // Only names a device plugin advertises count: a typo gets no GPU.
-        if seen.contains(name) || names.classify(name) != GpuName::Known {
-            continue;
-        }
-        seen.push(name.clone());
-        if let Some(n) = v
-            .as_str()
-            .and_then(|s| s.parse::<Quantity>().ok())
-            .and_then(|q| q.as_whole_i128())
-        {
-            total = total.saturating_add(n);
+    for side in ["requests", "limits"] {
+        for (name, v) in c[side].as_object().into_iter().flatten() {
+            if seen.contains(name) || names.classify(name) != GpuName::Known {
+                continue;
+            }
+            seen.push(name.clone());
+            let n = v
+                .as_str()
+                .and_then(|s| s.parse::<Quantity>().ok())
+                .and_then(|q| q.as_whole_i128());
+            match n {
+                Some(0) => {}
+                Some(n) => out.push(format!("{n} {name}")),
+                None => out.push(format!("? {name}")),
+            }
         }
     }
-    total
+    if out.is_empty() {
+        "-".into()
+    } else {
+        out.join(", ")
+    }
+}
+
+/// Rows padded to their columns, two spaces apart.
+fn columns(rows: &[Vec<String>]) -> String {
+    let n = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..n)
+        .map(|i| {
+            rows.iter()
+                .filter_map(|r| r.get(i))
+                .map(|c| c.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for r in rows {
+        let line: Vec<String> = r
+            .iter()
+            .zip(&widths)
+            // Padding by hand: a format width is capped at 65535 and a name may be longer.
+            .map(|(c, w)| format!("{c}{}", " ".repeat(w.saturating_sub(c.chars().count()))))
+            .collect();
+        out.push_str(line.join("  ").trim_end());
+        out.push('\n');
+    }
+    out
 }
 
 pub fn table(linter: &Linter, inventory: &Value) -> String {
-    let mut rows = vec![[
-        "FILE:LINE".to_string(),
-        "NAMESPACE".into(),
-        "KIND/NAME".into(),
-        "CONTAINER".into(),
-        "GPU".into(),
-        "CPU req/lim".into(),
-        "MEMORY req/lim".into(),
-    ]];
-    let mut per_namespace: BTreeMap<String, i128> = BTreeMap::new();
+    let header = |cells: &[&str]| cells.iter().map(|c| c.to_string()).collect::<Vec<_>>();
+    let mut rows = vec![header(&[
+        "FILE:LINE",
+        "NAMESPACE",
+        "KIND/NAME",
+        "CONTAINER",
+        "GPU",
+        "PODS",
+        "CPU req/lim",
+        "MEMORY req/lim",
+    ])];
+    let mut sets = vec![header(&[
+        "NAMESPACE",
+        "KIND/NAME",
+        "POD SET",
+        "PODS",
+        "GPU/POD",
+        "GPU TOTAL",
+        "NOTE",
+    ])];
     let none = Vec::new();
     for w in inventory["workloads"].as_array().unwrap_or(&none) {
-        let ns = w["namespace"].as_str().unwrap_or("default").to_string();
+        let ns = namespace_label(&w["namespace"]);
+        let kind_name = format!(
+            "{}/{}",
+            w["kind"].as_str().unwrap_or_default(),
+            w["name"].as_str().unwrap_or("-")
+        );
+        let pod_sets = w["pod_sets"].as_array().unwrap_or(&none);
         for c in w["containers"].as_array().unwrap_or(&none) {
-            let g = gpus(&linter.gpu_names, c);
-            let slot = per_namespace.entry(ns.clone()).or_default();
-            *slot = slot.saturating_add(g);
-            let gpu_names: Vec<String> = c["limits"]
-                .as_object()
-                .into_iter()
-                .chain(c["requests"].as_object())
-                .flat_map(|m| m.keys())
-                .filter(|k| linter.gpu_names.is_gpu(k))
-                .cloned()
-                .collect();
-            let gpu_text = match gpu_names.first() {
-                Some(n) if g > 0 => format!("{g} {n}"),
-                _ => "-".to_string(),
-            };
             let pair = |r: &str| {
                 let get = |side: &str| c[side][r].as_str().unwrap_or("-").to_string();
                 format!("{}/{}", get("requests"), get("limits"))
             };
             let name = c["name"].as_str().unwrap_or("-");
-            rows.push([
+            let pods = c["pod_set"]
+                .as_u64()
+                .and_then(|i| pod_sets.get(usize::try_from(i).ok()?))
+                .map_or_else(|| "?".to_string(), pods_label);
+            rows.push(vec![
                 format!(
                     "{}:{}",
                     c["resources_file"]
@@ -227,43 +458,93 @@ pub fn table(linter: &Linter, inventory: &Value) -> String {
                         .unwrap_or(0)
                 ),
                 ns.clone(),
-                format!(
-                    "{}/{}",
-                    w["kind"].as_str().unwrap_or_default(),
-                    w["name"].as_str().unwrap_or("-")
-                ),
+                kind_name.clone(),
                 if c["init"].as_bool() == Some(true) {
                     format!("{name} (init)")
                 } else {
                     name.to_string()
                 },
-                gpu_text,
+                container_gpus(&linter.gpu_names, c),
+                pods,
                 pair("cpu"),
                 pair("memory"),
             ]);
         }
+        for set in pod_sets {
+            let per_pod = set["gpus_per_pod"].as_object();
+            let unknown = set["gpus_unknown"].as_array();
+            if per_pod.is_none_or(|m| m.is_empty()) && unknown.is_none_or(|u| u.is_empty()) {
+                continue;
+            }
+            let mut gpu: Vec<String> = per_pod
+                .into_iter()
+                .flatten()
+                .map(|(name, n)| format!("{n} {name}"))
+                .collect();
+            gpu.extend(
+                unknown
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str)
+                    .map(|name| format!("? {name}")),
+            );
+            let note = if set["template"] == true {
+                "template: runs no pods itself".to_string()
+            } else if let Some(reason) = set["pods_unknown"].as_str() {
+                reason.to_string()
+            } else if unknown.is_some() {
+                "GPU quantity not a whole number, or not rendered".to_string()
+            } else {
+                String::new()
+            };
+            sets.push(vec![
+                ns.clone(),
+                kind_name.clone(),
+                set["name"].as_str().unwrap_or("-").to_string(),
+                pods_label(set),
+                gpu.join(", "),
+                set["gpus"]
+                    .as_i64()
+                    .map_or_else(|| "?".to_string(), |n| n.to_string()),
+                note,
+            ]);
+        }
     }
-    let widths: Vec<usize> = (0..7)
-        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
-        .collect();
-    let mut out = String::new();
-    for r in &rows {
-        let line: Vec<String> = r
-            .iter()
-            .zip(&widths)
-            // Padding by hand: a format width is capped at 65535 and a name may be longer.
-            .map(|(c, w)| format!("{c}{}", " ".repeat(w.saturating_sub(c.chars().count()))))
-            .collect();
-        out.push_str(line.join("  ").trim_end());
-        out.push('\n');
+    let mut out = columns(&rows);
+    if sets.len() > 1 {
+        out.push_str("\nGPUs by pod set:\n");
+        out.push_str(&columns(&sets));
     }
     out.push_str("\nGPUs by namespace:\n");
-    for (ns, total) in &per_namespace {
-        out.push_str(&format!("  {ns:<20} {total}\n"));
+    let mut total = 0i128;
+    let mut unknown_total = 0u64;
+    for entry in inventory["namespaces"].as_array().unwrap_or(&none) {
+        let gpus = entry["gpus"].as_i64().map_or(0, i128::from);
+        let unknown = entry["unknown_pod_sets"].as_u64().unwrap_or(0);
+        total = total.saturating_add(gpus);
+        unknown_total += unknown;
+        if gpus == 0 && unknown == 0 {
+            continue;
+        }
+        out.push_str(&format!(
+            "  {:<20} {gpus}{}\n",
+            namespace_label(&entry["namespace"]),
+            unknown_note(unknown)
+        ));
     }
-    let total = per_namespace
-        .values()
-        .fold(0i128, |a, b| a.saturating_add(*b));
-    out.push_str(&format!("  {:<20} {total}\n", "total"));
+    out.push_str(&format!(
+        "  {:<20} {total}{}\n",
+        "total",
+        unknown_note(unknown_total)
+    ));
     out
+}
+
+/// `+ N pod set(s) of unknown size` after a total that leaves them out.
+fn unknown_note(n: u64) -> String {
+    if n == 0 {
+        String::new()
+    } else {
+        format!(" + {n} pod set(s) not counted (size or GPU quantity unknown)")
+    }
 }

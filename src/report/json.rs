@@ -34,7 +34,7 @@ struct JsonFinding<'a> {
     column: usize,
     end_line: usize,
     end_column: usize,
-    object: &'a ObjectRef,
+    object: ObjectRef,
     container: &'a Option<String>,
     /// `--fix` writes a fix for it.
     fixable: bool,
@@ -66,7 +66,11 @@ fn findings<S: serde::Serializer>(run: &&Run, serializer: S) -> Result<S::Ok, S:
                     column: at.column,
                     end_line: at.end_line,
                     end_column: at.end_column,
-                    object: &f.object,
+                    // The namespace the object lands in, never null when one applies.
+                    object: ObjectRef {
+                        namespace: f.namespace.clone(),
+                        ..f.object.clone()
+                    },
                     container: &f.container,
                     fixable: f.fixable(),
                     unsafe_fix: f.unsafe_fixable(),

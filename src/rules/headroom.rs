@@ -14,6 +14,12 @@ use crate::metrics::recommend::{
 use crate::metrics::usage::{ContainerKey, Usage};
 use crate::source::yaml::ScalarStyle;
 
+/// The rules judged against measured usage: they need `--metrics`, `--prometheus` or a
+/// configured snapshot.
+pub const MEASURED_RULES: &[&str] = &[
+    "MEM001", "MEM002", "MEM003", "MEM004", "CPU001", "GPU010", "GPU011", "MET001",
+];
+
 /// The measured values a finding recommends; shown in messages and in the JSON output.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Recommended {

@@ -431,6 +431,9 @@ pub struct Finding {
     pub unit: Option<usize>,
     /// The Helm release (index in the run's releases) whose rendered object this is on.
     pub release: Option<usize>,
+    /// The namespace the object lands in: its own, else the release's or the configured
+    /// default; `None` for a cluster-scoped kind.
+    pub namespace: Option<String>,
 }
 
 impl Finding {

@@ -1,0 +1,403 @@
+//! `gpulint inventory` end to end: pod counts per pod set, GPU totals per namespace, Helm
+//! releases with their containers (with a REAL Helm engine from `GPULINT_HELM`), cluster-scoped
+//! templates, several paths.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use assert_cmd::cargo::CommandCargoExt;
+use serde_json::Value;
+
+fn run(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = Command::cargo_bin("gpulint")
+        .unwrap()
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .env_remove("GPULINT_HELM")
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn json(dir: &Path, args: &[&str]) -> Value {
+    let (code, out, err) = run(dir, args);
+    assert_eq!(code, 0, "{err}");
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("not JSON ({e}): {out}\n{err}"))
+}
+
+fn repo(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in files {
+        let path = dir.path().join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    dir
+}
+
+fn workload<'a>(inventory: &'a Value, name: &str) -> &'a Value {
+    inventory["workloads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["name"] == name)
+        .unwrap_or_else(|| panic!("no workload {name}: {inventory:#}"))
+}
+
+fn namespace_gpus(inventory: &Value) -> Vec<(Value, Value, Value)> {
+    inventory["namespaces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| {
+            (
+                n["namespace"].clone(),
+                n["gpus"].clone(),
+                n["unknown_pod_sets"].clone(),
+            )
+        })
+        .collect()
+}
+
+/// Real shapes from the corpus (Kubeflow, JobSet, Ray, LeaderWorkerSet), sized down.
+const TRAINING: &str = r#"apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: ft, namespace: research}
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      template:
+        spec:
+          containers:
+          - {name: pytorch, resources: {limits: {nvidia.com/gpu: 8}}}
+    Worker:
+      replicas: 3
+      template:
+        spec:
+          initContainers:
+          - {name: fetch, resources: {limits: {nvidia.com/gpu: 1}}}
+          containers:
+          - {name: pytorch, resources: {limits: {nvidia.com/gpu: 8}}}
+---
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: pretrain, namespace: research}
+spec:
+  replicatedJobs:
+  - name: workers
+    replicas: 2
+    template:
+      spec:
+        parallelism: 4
+        completions: 4
+        template:
+          spec:
+            containers:
+            - {name: nemo, resources: {limits: {nvidia.com/gpu: 8}}}
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: sweep, namespace: research}
+spec:
+  parallelism: 5
+  template:
+    spec:
+      containers:
+      - {name: trial, resources: {limits: {nvidia.com/gpu: 1}}}
+      initContainers:
+      - {name: proxy, restartPolicy: Always, resources: {limits: {nvidia.com/gpu: 1}}}
+---
+apiVersion: ray.io/v1
+kind: RayCluster
+metadata: {name: prep, namespace: data}
+spec:
+  headGroupSpec:
+    template:
+      spec:
+        containers: [{name: ray-head, resources: {limits: {cpu: 4}}}]
+  workerGroupSpecs:
+  - groupName: gpu
+    minReplicas: 2
+    template:
+      spec:
+        containers: [{name: ray-worker, resources: {limits: {nvidia.com/gpu: 1}}}]
+---
+apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata: {name: serve, namespace: serving}
+spec:
+  replicas: 2
+  leaderWorkerTemplate:
+    size: 2
+    workerTemplate:
+      spec:
+        containers: [{name: vllm, resources: {limits: {nvidia.com/gpu: 4}}}]
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: api, namespace: serving}
+spec:
+  replicas: ${REPLICAS}
+  template:
+    spec:
+      containers: [{name: api, resources: {limits: {nvidia.com/gpu: 1}}}]
+"#;
+
+#[test]
+fn gpu_totals_count_pods() {
+    let dir = repo(&[("training.yaml", TRAINING)]);
+    let inv = json(dir.path(), &["inventory", "--format", "json", "."]);
+    // Master 1 × 8 + Worker 3 × 8 (the init container's 1 GPU does not add).
+    let ft = workload(&inv, "ft");
+    assert_eq!(ft["gpus"], 32, "{ft:#}");
+    assert_eq!(ft["pod_sets"][1]["name"], "Worker");
+    assert_eq!(ft["pod_sets"][1]["pods"], 3);
+    assert_eq!(ft["pod_sets"][1]["gpus_per_pod"]["nvidia.com/gpu"], 8);
+    assert_eq!(ft["containers"][1]["pod_set"], 1);
+    // 2 replicated jobs × parallelism 4 × 8.
+    assert_eq!(workload(&inv, "pretrain")["gpus"], 64);
+    // 5 pods × (1 + a native sidecar's 1).
+    assert_eq!(workload(&inv, "sweep")["gpus"], 10);
+    // The head has no GPU; 2 workers (minReplicas) × 1.
+    assert_eq!(workload(&inv, "prep")["gpus"], 2);
+    // 2 groups × size 2 × 4.
+    assert_eq!(workload(&inv, "serve")["gpus"], 16);
+    // A templated replica count is not a count: unknown, and said so.
+    let api = workload(&inv, "api");
+    assert_eq!(api["gpus"], Value::Null);
+    assert_eq!(api["pod_sets"][0]["pods"], Value::Null);
+    assert!(
+        api["pod_sets"][0]["pods_unknown"]
+            .as_str()
+            .unwrap()
+            .contains("${REPLICAS}"),
+        "{api:#}"
+    );
+    assert_eq!(
+        namespace_gpus(&inv),
+        [
+            ("data".into(), 2.into(), 0.into()),
+            ("research".into(), 106.into(), 0.into()),
+            ("serving".into(), 16.into(), 1.into()),
+        ]
+    );
+    let (code, table, _) = run(dir.path(), &["inventory", "."]);
+    assert_eq!(code, 0);
+    insta::assert_snapshot!(table);
+}
+
+const RUNTIME: &str = r#"apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata: {name: torch-distributed}
+spec:
+  template:
+    spec:
+      replicatedJobs:
+      - name: node
+        template:
+          spec:
+            template:
+              spec:
+                containers:
+                - {name: node, resources: {limits: {nvidia.com/gpu: 8}}}
+---
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: tune}
+spec:
+  runtimeRef: {name: torch-distributed}
+  trainer:
+    numNodes: 2
+    resourcesPerNode: {limits: {nvidia.com/gpu: 4}}
+"#;
+
+#[test]
+fn cluster_scoped_templates_are_listed_under_cluster_and_run_no_pods() {
+    let dir = repo(&[
+        ("runtime.yaml", RUNTIME),
+        (".gpulint.yaml", "namespace: ml\n"),
+    ]);
+    let inv = json(dir.path(), &["inventory", "--format", "json", "."]);
+    let runtime = workload(&inv, "torch-distributed");
+    assert_eq!(runtime["namespace"], Value::Null);
+    assert_eq!(runtime["cluster_scoped"], true);
+    assert_eq!(runtime["pod_sets"][0]["template"], true);
+    assert_eq!(runtime["gpus"], Value::Null);
+    // A namespaced object without a namespace is in the config's namespace, never null.
+    let job = workload(&inv, "tune");
+    assert_eq!(job["namespace"], "ml");
+    assert_eq!(job["gpus"], 8);
+    assert_eq!(
+        namespace_gpus(&inv),
+        [
+            (Value::Null, 0.into(), 0.into()),
+            ("ml".into(), 8.into(), 0.into())
+        ]
+    );
+    let (_, table, _) = run(dir.path(), &["inventory", "."]);
+    let row = table
+        .lines()
+        .find(|l| l.contains("ClusterTrainingRuntime/torch-distributed"))
+        .unwrap();
+    assert!(row.contains("(cluster)"), "{table}");
+    assert!(!row.contains("default"), "{table}");
+    assert!(row.contains("template"), "{table}");
+}
+
+#[test]
+fn a_missing_path_is_named() {
+    let dir = repo(&[]);
+    let (code, _, err) = run(dir.path(), &["inventory", "nope"]);
+    assert_eq!(code, 2);
+    assert_eq!(err.trim(), "error: nope: no such file or directory");
+}
+
+/// The objects (kind/name) of the inventory, and those the lint reports findings on.
+fn listed(inv: &Value) -> std::collections::BTreeSet<String> {
+    inv["workloads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| {
+            format!(
+                "{}/{}",
+                w["kind"].as_str().unwrap(),
+                w["name"].as_str().unwrap()
+            )
+        })
+        .collect()
+}
+
+fn helm() -> Option<PathBuf> {
+    match std::env::var_os("GPULINT_HELM") {
+        Some(p) if !p.is_empty() => Some(PathBuf::from(p)),
+        _ if std::env::var_os("CI").is_some() => {
+            panic!("GPULINT_HELM is not set: run scripts/test, which installs the Helm engine")
+        }
+        _ => {
+            eprintln!("skipped: GPULINT_HELM is not set (run scripts/test)");
+            None
+        }
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// An Argo CD Application of the vLLM production-stack chart (corpus), in namespace `llm`.
+const APPLICATION: &str = r#"apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: vllm, namespace: argocd}
+spec:
+  destination: {namespace: llm}
+  source:
+    path: charts/vllm-stack
+    helm:
+      releaseName: vllm
+      valuesObject:
+        servingEngineSpec:
+          modelSpec:
+          - name: opt125m
+            repository: vllm/vllm-openai
+            tag: latest
+            modelURL: facebook/opt-125m
+            replicaCount: 3
+            requestCPU: 6
+            requestMemory: 16Gi
+            requestGPU: 2
+"#;
+
+#[test]
+fn helm_releases_are_listed_with_their_containers_and_several_paths_list_what_is_linted() {
+    let Some(helm) = helm() else { return };
+    let helm = helm.to_str().unwrap();
+    let dir = repo(&[
+        ("apps/vllm.yaml", APPLICATION),
+        ("apps/train.yaml", TRAINING),
+    ]);
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("testdata/corpus/helm/vllm-project__production-stack/vllm-stack"),
+        &dir.path().join("charts/vllm-stack"),
+    );
+    let inv = json(
+        dir.path(),
+        &[
+            "inventory",
+            "--helm",
+            helm,
+            "--format",
+            "json",
+            "apps",
+            "charts",
+        ],
+    );
+    let engine = workload(&inv, "vllm-opt125m-deployment-vllm");
+    assert_eq!(engine["namespace"], "llm", "{engine:#}");
+    assert_eq!(engine["render"], "release vllm of charts/vllm-stack");
+    let container = &engine["containers"][0];
+    assert_eq!(container["name"], "vllm", "{engine:#}");
+    assert_eq!(container["requests"]["nvidia.com/gpu"], "2");
+    // Placed at the template that writes the container's resources, not Chart.yaml:1.
+    assert!(
+        container["resources_file"]
+            .as_str()
+            .unwrap()
+            .starts_with("charts/vllm-stack/templates/"),
+        "{container:#}"
+    );
+    assert_eq!(engine["gpus"], 6);
+    // What `gpulint apps charts` lints (every object it reports on) is listed.
+    let (_, out, err) = run(
+        dir.path(),
+        &[
+            "--helm",
+            helm,
+            "--format",
+            "json",
+            "--select",
+            "QOS001,QOS003,GPU001",
+            "apps",
+            "charts",
+        ],
+    );
+    let lint: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}\n{err}"));
+    let reported: std::collections::BTreeSet<String> = lint["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            format!(
+                "{}/{}",
+                f["object"]["kind"].as_str().unwrap(),
+                f["object"]["name"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert!(
+        reported.contains("Deployment/vllm-opt125m-deployment-vllm"),
+        "{out}"
+    );
+    let inventoried = listed(&inv);
+    assert!(
+        reported.is_subset(&inventoried),
+        "{reported:?} vs {inventoried:?}"
+    );
+    assert!(inventoried.contains("PyTorchJob/ft"));
+}
