@@ -20,7 +20,6 @@ use crate::fix::patch::{relative_to, repo_root};
 use crate::k8s::workload::{objects, ObjectRef};
 use crate::lint::Run;
 use crate::source::discover::Input;
-use crate::source::helm::ValuesSource;
 use crate::source::yaml::Stream;
 
 /// (file index, object identity) of every changed object, and the renders in scope.
@@ -112,10 +111,7 @@ pub fn scope(run: &Run, reference: &str) -> Result<ChangedScope, String> {
             let release = &unit.release;
             let mut inputs = files_under(&release.chart);
             for source in &release.values {
-                inputs.push(match source {
-                    ValuesSource::File(p) => p.clone(),
-                    ValuesSource::Inline { file, .. } => file.clone(),
-                });
+                inputs.push(source.file().to_path_buf());
             }
             inputs.extend(release.declared_in.clone());
             inputs
