@@ -329,13 +329,19 @@ impl Linter {
     }
 
     pub fn run(&self, paths: &[PathBuf]) -> Run {
+        self.lint_loaded(self.load(paths))
+    }
+
+    /// Lints what [`Linter::load`] read (a caller that needed the inputs first, e.g. to ask
+    /// Prometheus about their workloads, does not load and render them twice).
+    pub fn lint_loaded(&self, loaded: Loaded) -> Run {
         let Loaded {
             files,
             units,
             releases,
             errors,
             notes,
-        } = self.load(paths);
+        } = loaded;
         let facts = repo_facts(&files, &units, &releases);
         let per_file: Vec<Vec<Finding>> = files
             .par_iter()

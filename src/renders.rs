@@ -435,8 +435,8 @@ impl HelmUnit {
             }
         }
         let template = self.rendered.templates.get(document).cloned().flatten();
-        if let Some((file, offset, len)) = template
-            .and_then(|t| helm::template_field_location(&self.release.chart, &t, field))
+        if let Some((file, offset, len)) =
+            template.and_then(|t| helm::template_field_location(&self.release.chart, &t, field))
         {
             if let Some(i) = find_file(files, &file) {
                 return (i, Span::new(offset, offset + len));
@@ -470,6 +470,28 @@ pub fn file_index(files: &mut Vec<SourceFile>, path: &Path) -> Option<usize> {
         role: FileRole::Support,
     });
     Some(files.len() - 1)
+}
+
+/// `gpulint render CHART`: every release of the chart at `chart` (the config's `charts:`
+/// entries for it, else its defaults), rendered and joined.
+pub fn render_chart(
+    chart: &Path,
+    config: &crate::config::Config,
+    repo_root: &Path,
+    engine: &helm::HelmEngine,
+) -> Result<String, helm::HelmError> {
+    let chart = normalize(chart);
+    let declared =
+        helm::declared_releases(std::slice::from_ref(&chart), &[], &config.charts, repo_root);
+    let mut out = String::new();
+    for release in declared
+        .releases
+        .iter()
+        .filter(|r| normalize(&r.chart) == chart)
+    {
+        out.push_str(&engine.template(release, None)?.text);
+    }
+    Ok(out)
 }
 
 /// Renders every release of `charts` (declared by Argo CD Applications, Flux HelmReleases or the

@@ -750,10 +750,17 @@ fn declared_chart_paths(root: &Node) -> Vec<&str> {
     let mut out = Vec::new();
     if let Some(spec) = root.get("spec") {
         out.extend(spec.get_path(&["source", "path"]).and_then(Node::text));
-        for s in spec.get("sources").and_then(Node::as_seq).unwrap_or_default() {
+        for s in spec
+            .get("sources")
+            .and_then(Node::as_seq)
+            .unwrap_or_default()
+        {
             out.extend(s.get_str("path"));
         }
-        out.extend(spec.get_path(&["chart", "spec", "chart"]).and_then(Node::text));
+        out.extend(
+            spec.get_path(&["chart", "spec", "chart"])
+                .and_then(Node::text),
+        );
     }
     out
 }
@@ -955,13 +962,16 @@ pub fn node_path_at(root: &Node, offset: usize) -> Vec<Segment> {
     loop {
         let next = match &node.value {
             Value::Map(entries) => entries.iter().find_map(|e| {
-                let holds = |n: &Node| n.span.start() <= offset && offset < n.span.end().max(n.span.start() + 1);
+                let holds = |n: &Node| {
+                    n.span.start() <= offset && offset < n.span.end().max(n.span.start() + 1)
+                };
                 (holds(&e.key) || holds(&e.value))
                     .then(|| Some((Segment::Key(e.key.text()?.to_string()), &e.value)))
                     .flatten()
             }),
             Value::Seq(items) => items.iter().enumerate().find_map(|(i, n)| {
-                (n.span.start() <= offset && offset < n.span.end()).then_some((Segment::Index(i), n))
+                (n.span.start() <= offset && offset < n.span.end())
+                    .then_some((Segment::Index(i), n))
             }),
             Value::Scalar(_) => None,
         };
@@ -1160,7 +1170,10 @@ impl HelmEngine {
                     // the list a file gave); written out, that merge is the last values file.
                     let mut user = user_values(&release.values[..i])?;
                     apply_parameters(&mut user, params);
-                    files.push(write(format!("values-{i}.json"), user.to_string().as_bytes())?);
+                    files.push(write(
+                        format!("values-{i}.json"),
+                        user.to_string().as_bytes(),
+                    )?);
                 }
             }
         }
