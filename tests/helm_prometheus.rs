@@ -153,7 +153,8 @@ fn a_release_alone_in_its_namespace_is_measured_and_rendered_once() {
 
     let repo = tmp.path().join("repo");
     copy_dir(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/corpus/helm/otwld__ollama-helm/ollama"),
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("testdata/corpus/helm/otwld__ollama-helm/ollama"),
         &repo.join("charts/ollama"),
     );
     fs::create_dir_all(repo.join("apps")).unwrap();
@@ -202,8 +203,15 @@ fn a_release_alone_in_its_namespace_is_measured_and_rendered_once() {
         )
     };
     let url = prom.url.as_str();
-    let (code, live, err, live_calls) =
-        run(&[".", "--prometheus", url, "--window", "3d", "--format", "json"]);
+    let (code, live, err, live_calls) = run(&[
+        ".",
+        "--prometheus",
+        url,
+        "--window",
+        "3d",
+        "--format",
+        "json",
+    ]);
     assert_eq!(code, 1, "{err}{live}");
     assert!(err.contains("1 container(s) with data"), "{err}");
     let report: serde_json::Value = serde_json::from_str(&live).unwrap();
@@ -252,5 +260,8 @@ fn a_release_alone_in_its_namespace_is_measured_and_rendered_once() {
     };
     assert_eq!(rules(&live), rules(&from_snapshot));
     assert!(snapshot_calls >= 1);
-    assert_eq!(live_calls, snapshot_calls, "helm template calls: live vs snapshot");
+    assert_eq!(
+        live_calls, snapshot_calls,
+        "helm template calls: live vs snapshot"
+    );
 }

@@ -2081,6 +2081,96 @@ mod tests {
     }
 
     #[test]
+    fn set_names_and_values_parse_like_helm() {
+        assert_eq!(
+            parse_set_name("servingEngineSpec.modelSpec[0].requestGPU"),
+            Some(keys(&["servingEngineSpec", "modelSpec", "0", "requestGPU"]))
+        );
+        assert_eq!(
+            parse_set_name("nodeSelector.kubernetes\\.io/os"),
+            Some(keys(&["nodeSelector", "kubernetes.io/os"]))
+        );
+        assert_eq!(parse_set_name("a[1][2]"), Some(keys(&["a", "1", "2"])));
+        for bad in ["", ".a", "a..b", "[0]", "a[x]", "a[0]b", "a[99999999]"] {
+            assert_eq!(parse_set_name(bad), None, "{bad}");
+        }
+        use serde_json::json;
+        let set = |t| typed_set_value(t, SetKind::Set);
+        assert_eq!(set("1"), json!(1));
+        assert_eq!(set("0"), json!(0));
+        assert_eq!(set("0.5"), json!("0.5"));
+        assert_eq!(set("007"), json!("007"));
+        assert_eq!(set("TRUE"), json!(true));
+        assert_eq!(set("null"), Json::Null);
+        assert_eq!(set("{a,2}"), json!(["a", 2]));
+        assert_eq!(typed_set_value("1", SetKind::SetString), json!("1"));
+        // `--set` enters lists and maps the values files gave; `--set-string` comes after.
+        let mut values = json!({"m": [{"a": 1, "b": 2}], "s": "x"});
+        let p = |name: &str, kind, value: Json| Parameter {
+            name: name.into(),
+            path: parse_set_name(name).unwrap(),
+            kind,
+            value,
+            node: Node::default(),
+        };
+        apply_parameters(
+            &mut values,
+            &[
+                p("m[0].a", SetKind::SetString, json!("s")),
+                p("m[0].a", SetKind::Set, json!(5)),
+                p("m[2].c", SetKind::Set, json!(true)),
+                p("s.t", SetKind::Set, json!(1)),
+            ],
+        );
+        assert_eq!(
+            values,
+            json!({"m": [{"a": "s", "b": 2}, null, {"c": true}], "s": {"t": 1}})
+        );
+    }
+
+    #[test]
+    fn template_field_location_follows_the_path_through_blocks() {
+        let dir = std::env::temp_dir().join(format!("gpulint-helm-field-{}", std::process::id()));
+        let templates = dir.join("templates");
+        std::fs::create_dir_all(&templates).unwrap();
+        let text = "spec:\n  template:\n    spec:\n      initContainers:\n      - name: init\n        resources: {{ toYaml .Values.init | nindent 10 }}\n      containers:\n      - name: main\n        {{- if .Values.r }}\n# a comment at column 0\n        resources:\n          limits:\n            {{- include \"x\" . | nindent 12 }}\n        {{- end }}\n";
+        std::fs::write(templates.join("d.yaml"), text).unwrap();
+        let path = keys(&[
+            "spec",
+            "template",
+            "spec",
+            "containers",
+            "0",
+            "resources",
+            "limits",
+            "nvidia.com/gpu",
+        ]);
+        let (file, at, len) = template_field_location(&dir, "c/templates/d.yaml", &path).unwrap();
+        assert_eq!(file, templates.join("d.yaml"));
+        assert!(text[at..].starts_with("limits:"), "{}", &text[at..]);
+        assert_eq!(len, "limits".len());
+        // Nothing written literally: the template's first line.
+        assert_eq!(
+            template_field_location(&dir, "c/templates/d.yaml", &keys(&["data"])),
+            Some((templates.join("d.yaml"), 0, 0))
+        );
+        assert_eq!(
+            template_field_location(&dir, "c/templates/none.yaml", &path),
+            None
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+        // The path of a rendered node.
+        let s = Stream::parse(
+            "spec:\n  containers:\n  - name: a\n    resources:\n      limits: {x: 1}\n",
+        );
+        let at = s.text.find("x: 1").unwrap();
+        assert_eq!(
+            node_path_at(&s.documents[0].root, at),
+            keys(&["spec", "containers", "0", "resources", "limits", "x"])
+        );
+    }
+
+    #[test]
     fn releases_resolve_paths_lexically() {
         assert_eq!(normalize(Path::new("a/./b/../c/")), PathBuf::from("a/c"));
         assert_eq!(
