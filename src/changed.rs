@@ -25,7 +25,6 @@ use crate::k8s::workload::{objects_in, ObjectRef};
 use crate::lint::Run;
 use crate::renders::RenderSettings;
 use crate::source::discover::Input;
-use crate::source::helm::ValuesSource;
 use crate::source::kustomize::{self, normalize, Sources};
 use crate::source::yaml::Node;
 use crate::source::yaml::Stream;
@@ -198,10 +197,7 @@ pub fn scope(
             let release = &unit.release;
             let mut inputs = files_under(&release.chart);
             for source in &release.values {
-                inputs.push(match source {
-                    ValuesSource::File(p) => p.clone(),
-                    ValuesSource::Inline { file, .. } => file.clone(),
-                });
+                inputs.push(source.file().to_path_buf());
             }
             inputs.extend(release.declared_in.clone());
             inputs

@@ -61,8 +61,12 @@ pub enum LoadRestrictorArg {
 
 #[derive(Args, Debug, Clone)]
 pub struct RenderArgs {
-    /// The kustomization folder.
+    /// The kustomization folder, or a Helm chart's folder.
     pub dir: PathBuf,
+    /// The `helm` binary that renders a chart (default: the config's `helm:`, else `helm` on
+    /// PATH).
+    #[arg(long, value_name = "PATH")]
+    pub helm: Option<PathBuf>,
     /// Which files a kustomization may read (`root-only`, the default, or `none`).
     #[arg(long, value_enum, value_name = "R")]
     pub load_restrictor: Option<LoadRestrictorArg>,

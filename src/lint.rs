@@ -329,13 +329,19 @@ impl Linter {
     }
 
     pub fn run(&self, paths: &[PathBuf]) -> Run {
+        self.lint_loaded(self.load(paths))
+    }
+
+    /// Lints what [`Linter::load`] read (a caller that needed the inputs first, e.g. to ask
+    /// Prometheus about their workloads, does not load and render them twice).
+    pub fn lint_loaded(&self, loaded: Loaded) -> Run {
         let Loaded {
             files,
             units,
             releases,
             errors,
             notes,
-        } = self.load(paths);
+        } = loaded;
         let facts = repo_facts(&files, &units, &releases);
         let per_file: Vec<Vec<Finding>> = files
             .par_iter()
@@ -370,8 +376,8 @@ impl Linter {
     }
 
     /// Lints a rendered Helm release. A finding on a value that comes from the values lands on
-    /// that values leaf (the file a fix edits); otherwise in the template that writes the
-    /// container's `resources:`, else on the chart's `Chart.yaml`.
+    /// that values leaf (the file a fix edits); otherwise on the template line that writes the
+    /// field (see `HelmUnit::location`).
     pub fn lint_release(
         &self,
         facts: &RepoFacts,
@@ -384,15 +390,13 @@ impl Linter {
         let mut findings = Vec::new();
         for (document, doc) in unit.rendered.stream.documents.iter().enumerate() {
             let cx = self.context(facts, &unit.rendered.text, document, ns);
-            let template = unit.rendered.templates.get(document).cloned().flatten();
             for object in objects(doc) {
                 let Some(workload) = Workload::of(object, &self.catalog) else {
                     continue;
                 };
                 for mut hit in rules::check_workload(&cx, &workload) {
                     hit.message = format!("{} [{}]", hit.message, unit.name);
-                    let (file, span) =
-                        self.helm_location(unit, document, &hit, template.as_deref(), files);
+                    let (file, span) = self.helm_location(unit, document, &hit, files);
                     let Some(origin) = files.get(file) else {
                         continue;
                     };
@@ -411,45 +415,33 @@ impl Linter {
         findings
     }
 
-    /// Where a finding on a rendered Helm object is shown (see `lint_release`).
+    /// Where a finding on a rendered Helm object is shown (see `HelmUnit::location`).
     fn helm_location(
         &self,
         unit: &HelmUnit,
         document: usize,
         hit: &rules::Hit,
-        template: Option<&str>,
         files: &[SourceFile],
     ) -> (usize, crate::source::yaml::Span) {
         use crate::fix::edit::FieldChange;
-        use crate::source::yaml::Span;
-        let index_of = |path: &std::path::Path| renders::find_file(files, path);
-        // The fields the fix would change: the first with a values leaf behind it.
-        let fields = hit.fix.iter().flat_map(|fix| {
-            fix.changes.iter().filter_map(|c| match c {
-                FieldChange::Set { path, .. } => Some(path),
-                FieldChange::Rename { .. } => None,
+        let fix_fields: Vec<&[crate::fix::edit::Segment]> = hit
+            .fix
+            .iter()
+            .flat_map(|fix| {
+                fix.changes.iter().filter_map(|c| match c {
+                    FieldChange::Set { path, .. } => Some(path.as_slice()),
+                    FieldChange::Rename { .. } => None,
+                })
             })
-        });
-        if let Some(engine) = &self.helm {
-            for path in fields {
-                if let Some(origin) = unit.origin(engine, document, path) {
-                    if let Some(i) = index_of(&origin.file) {
-                        return (
-                            i,
-                            Span::new(origin.node.span.start(), origin.node.span.end()),
-                        );
-                    }
-                }
-            }
-        }
-        if let Some((file, offset)) = template.and_then(|t| {
-            crate::source::helm::template_location(&unit.release.chart, t, "resources")
-        }) {
-            if let Some(i) = index_of(&file) {
-                return (i, Span::new(offset, offset + "resources".len()));
-            }
-        }
-        (unit.chart_file, Span::new(0, 0))
+            .collect();
+        let field = unit
+            .rendered
+            .stream
+            .documents
+            .get(document)
+            .map(|d| crate::source::helm::node_path_at(&d.root, hit.span.start()))
+            .unwrap_or_default();
+        unit.location(self.helm.as_ref(), document, &fix_fields, &field, files)
     }
 
     /// Lints the rendered objects of a unit; findings land in the files that wrote the fields.

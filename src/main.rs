@@ -152,13 +152,16 @@ fn render(args: &RenderArgs) -> u8 {
         paths: vec![args.dir.clone()],
         config: args.config.clone(),
         load_restrictor: args.load_restrictor,
-        helm: None,
+        helm: args.helm.clone(),
     };
     let config = match load_config(&common) {
         Ok(c) => c,
         Err(code) => return code,
     };
     let settings = render_settings(&config, args.load_restrictor, &common.paths);
+    if gpulint::source::helm::is_chart(&args.dir) {
+        return render_chart(&args.dir, config, &common, &settings);
+    }
     let sources =
         gpulint::renders::RunSources::new(&[], Default::default(), settings.boundary.clone());
     if gpulint::source::kustomize::kustomization_file(&args.dir).is_none() {
@@ -188,6 +191,37 @@ fn render(args: &RenderArgs) -> u8 {
                 gpulint::renders::display_path(&e.file),
                 e.message
             );
+            EXIT_ERROR
+        }
+    }
+}
+
+/// `gpulint render CHART`: the chart's releases as Helm renders them.
+fn render_chart(
+    dir: &std::path::Path,
+    config: Config,
+    common: &CommonArgs,
+    settings: &gpulint::renders::RenderSettings,
+) -> u8 {
+    let linter = linter_for(config, Selection::default(), common);
+    let Some(engine) = &linter.helm else {
+        eprintln!(
+            "error: {}: a Helm chart, and no helm binary (install helm, or pass --helm PATH / `helm:` in .gpulint.yaml)",
+            dir.display()
+        );
+        return EXIT_ERROR;
+    };
+    let root = settings
+        .boundary
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("."));
+    match gpulint::renders::render_chart(dir, &linter.config, &root, engine) {
+        Ok(text) => {
+            print(&text);
+            0
+        }
+        Err(e) => {
+            eprintln!("error: {}: helm: {e}", dir.display());
             EXIT_ERROR
         }
     }
@@ -240,11 +274,15 @@ fn lint(args: &LintArgs) -> u8 {
         .prometheus
         .as_ref()
         .is_some_and(|p| p.url.is_some());
+    // Live mode reads and renders the inputs once: for the queries, then for the lint.
+    let mut loaded = None;
     if linter.usage.is_none() && (args.prometheus.prometheus.is_some() || configured) {
-        match query_prometheus(&args.prometheus, &linter, &args.common.paths) {
+        let inputs = linter.load(&args.common.paths);
+        match query_prometheus(&args.prometheus, &linter, &inputs) {
             Ok(usage) => linter.usage = Some(usage),
             Err(code) => return code,
         }
+        loaded = Some(inputs);
     }
     if linter.usage.is_none() {
         for id in &linter.selection.select {
@@ -255,8 +293,12 @@ fn lint(args: &LintArgs) -> u8 {
             }
         }
     }
+    let loaded = std::cell::Cell::new(loaded);
     let scoped_run = |quiet: bool| -> Result<gpulint::lint::Run, u8> {
-        let mut run = linter.run(&args.common.paths);
+        let mut run = match loaded.take() {
+            Some(inputs) => linter.lint_loaded(inputs),
+            None => linter.run(&args.common.paths),
+        };
         if let Some(reference) = &args.changed_since {
             let scope = gpulint::changed::scope(&run, reference, &linter.render).map_err(|e| {
                 eprintln!("error: {e}");
@@ -357,15 +399,15 @@ fn prometheus_options(args: &PrometheusArgs, config: &Config) -> Result<Promethe
     Ok(opts)
 }
 
-/// Queries Prometheus for the workloads in `paths`, once per distinct selector (the config's
-/// per-path selectors split a multi-cluster repo); prints one summary line on stderr.
+/// Queries Prometheus for the workloads `loaded` holds (files, renders and Helm releases),
+/// once per distinct selector (the config's per-path selectors split a multi-cluster repo);
+/// prints one summary line on stderr.
 fn query_prometheus(
     args: &PrometheusArgs,
     linter: &Linter,
-    paths: &[PathBuf],
+    loaded: &gpulint::lint::Loaded,
 ) -> Result<gpulint::metrics::usage::UsageSet, u8> {
     let opts = prometheus_options(args, &linter.config)?;
-    let loaded = linter.load(paths);
     let mut groups: std::collections::BTreeMap<Option<String>, Vec<_>> = Default::default();
     let mut group = |path: Option<&std::path::Path>, keys| {
         let selector = path
@@ -383,6 +425,14 @@ fn query_prometheus(
     }
     for unit in &loaded.units {
         group(Some(unit.dir.as_path()), linter.unit_keys(unit));
+    }
+    // Helm releases, under the selector of the manifest that declares them.
+    for release in &loaded.releases {
+        let declared = release.release.declared_in.as_deref();
+        group(
+            Some(declared.unwrap_or(&release.release.chart)),
+            linter.release_keys(release),
+        );
     }
     let wanted: usize = groups.values().map(Vec::len).sum();
     let progress = std::io::stderr().is_terminal();
@@ -433,7 +483,8 @@ fn snapshot(args: &SnapshotArgs) -> u8 {
         Err(code) => return code,
     };
     let linter = linter_for(config, Selection::default(), &args.common);
-    let usage = match query_prometheus(&args.prometheus, &linter, &args.common.paths) {
+    let loaded = linter.load(&args.common.paths);
+    let usage = match query_prometheus(&args.prometheus, &linter, &loaded) {
         Ok(u) => u,
         Err(code) => return code,
     };

@@ -402,6 +402,50 @@ impl HelmUnit {
     }
 }
 
+impl HelmUnit {
+    /// Where a finding on the rendered field at `field` of document `document` is shown: on
+    /// the values leaf (a values file, inline values, an Argo CD parameter's `value:`) behind
+    /// the first of `fix_fields` that has one, else behind `field` itself; else on the
+    /// template line that writes the field (its deepest key the template writes literally, or
+    /// the template's first line); else, for a template gpulint cannot read (a packed
+    /// subchart), on the chart's `Chart.yaml`.
+    pub fn location(
+        &self,
+        engine: Option<&helm::HelmEngine>,
+        document: usize,
+        fix_fields: &[&[crate::fix::edit::Segment]],
+        field: &[crate::fix::edit::Segment],
+        files: &[SourceFile],
+    ) -> (usize, crate::source::yaml::Span) {
+        use crate::source::yaml::Span;
+        if let Some(engine) = engine {
+            for path in fix_fields.iter().copied().chain([field]) {
+                if path.is_empty() {
+                    continue;
+                }
+                let Some(origin) = self.origin(engine, document, path) else {
+                    continue;
+                };
+                if let Some(i) = find_file(files, &origin.file) {
+                    return (
+                        i,
+                        Span::new(origin.node.span.start(), origin.node.span.end()),
+                    );
+                }
+            }
+        }
+        let template = self.rendered.templates.get(document).cloned().flatten();
+        if let Some((file, offset, len)) =
+            template.and_then(|t| helm::template_field_location(&self.release.chart, &t, field))
+        {
+            if let Some(i) = find_file(files, &file) {
+                return (i, Span::new(offset, offset + len));
+            }
+        }
+        (self.chart_file, Span::new(0, 0))
+    }
+}
+
 /// The run index of the file at `path`, however either is spelled.
 pub fn find_file(files: &[SourceFile], path: &Path) -> Option<usize> {
     let wanted = normalize(path);
@@ -428,6 +472,28 @@ pub fn file_index(files: &mut Vec<SourceFile>, path: &Path) -> Option<usize> {
     Some(files.len() - 1)
 }
 
+/// `gpulint render CHART`: every release of the chart at `chart` (the config's `charts:`
+/// entries for it, else its defaults), rendered and joined.
+pub fn render_chart(
+    chart: &Path,
+    config: &crate::config::Config,
+    repo_root: &Path,
+    engine: &helm::HelmEngine,
+) -> Result<String, helm::HelmError> {
+    let chart = normalize(chart);
+    let declared =
+        helm::declared_releases(std::slice::from_ref(&chart), &[], &config.charts, repo_root);
+    let mut out = String::new();
+    for release in declared
+        .releases
+        .iter()
+        .filter(|r| normalize(&r.chart) == chart)
+    {
+        out.push_str(&engine.template(release, None)?.text);
+    }
+    Ok(out)
+}
+
 /// Renders every release of `charts` (declared by Argo CD Applications, Flux HelmReleases or the
 /// config; an undeclared chart with its defaults) with `engine`. Files findings may point at
 /// (Chart.yaml, templates, values files) are added to `files`.
@@ -449,7 +515,18 @@ pub fn build_helm(
         .collect();
     let manifest_refs: Vec<(PathBuf, &Stream)> =
         manifests.iter().map(|(p, s)| (p.clone(), &**s)).collect();
-    let releases = helm::releases(charts, &manifest_refs, &config.charts, repo_root);
+    let declared = helm::declared_releases(charts, &manifest_refs, &config.charts, repo_root);
+    for e in declared.errors {
+        let source = find_file(files, &e.file).map(|i| (i, e.offset));
+        errors.push(InputError {
+            source,
+            file: source.map_or_else(|| display_path(&e.file), |(i, _)| files[i].name.clone()),
+            line: e.line,
+            column: e.column,
+            message: format!("helm: {}", e.message),
+        });
+    }
+    let releases = declared.releases;
     let mut units = Vec::new();
     for release in releases {
         let name = format!(
@@ -481,11 +558,7 @@ pub fn build_helm(
         }
         file_index(files, &release.chart.join("values.yaml"));
         for source in &release.values {
-            let path = match source {
-                helm::ValuesSource::File(p) => p,
-                helm::ValuesSource::Inline { file, .. } => file,
-            };
-            file_index(files, path);
+            file_index(files, source.file());
         }
         units.push(HelmUnit {
             name,

@@ -343,6 +343,14 @@ fn releases_from_argo_flux_config_and_undeclared_charts() {
     for c in ["charts/a", "charts/b", "charts/c", "charts/d"] {
         chart(root, c, "x: 1\n", &[]);
     }
+    for f in [
+        "charts/a/values-prod.yaml",
+        "envs/gpu.yaml",
+        "envs/a.yaml",
+        "envs/b.yaml",
+    ] {
+        write(root, f, "x: 4\n");
+    }
     let argo = "\
 apiVersion: argoproj.io/v1alpha1
 kind: Application
@@ -450,7 +458,7 @@ spec:
             .iter()
             .filter_map(|v| match v {
                 ValuesSource::File(p) => Some(p.clone()),
-                ValuesSource::Inline { .. } => None,
+                _ => None,
             })
             .collect()
     };
@@ -461,7 +469,6 @@ spec:
             root.join("envs/gpu.yaml")
         ]
     );
-    // valueFiles, then values, then valuesObject (Argo CD: valuesObject > values > valueFiles).
     let inline: Vec<String> = a
         .values
         .iter()
@@ -473,11 +480,13 @@ spec:
                     None => sa.text[node.span.start()..node.span.end()].to_string(),
                 })
             }
-            ValuesSource::File(_) => None,
+            _ => None,
         })
         .collect();
-    assert_eq!(inline, ["x: 2\n", "x: 3"]);
-    assert!(matches!(a.values[3], ValuesSource::Inline { .. }));
+    // Argo CD: valuesObject replaces values ("values will be ignored"), after the valueFiles.
+    assert_eq!(inline, ["x: 3"]);
+    assert_eq!(a.values.len(), 3);
+    assert!(matches!(a.values[2], ValuesSource::Inline { .. }));
     assert_eq!(files(&rs[1]), [root.join("envs/a.yaml")]);
     assert_eq!(files(&rs[2]), [root.join("envs/b.yaml")]);
     assert_eq!(rs[2].values.len(), 2);

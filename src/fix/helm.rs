@@ -225,37 +225,31 @@ fn edited_release(
         // The chart's own defaults, edited: given first, so user values still win over them.
         extra_first = Some(ValuesSource::File(write("chart-values.yaml", fixed)?));
     }
-    for (i, source) in edited.values.iter_mut().enumerate() {
-        match source {
-            ValuesSource::File(p) => {
-                if let Some((_, fixed)) = outcome.get(&normalize(p)) {
-                    *p = write(&format!("values-{i}.yaml"), fixed)?;
-                }
+    for i in 0..edited.values.len() {
+        let declaring = normalize(edited.values[i].file());
+        let Some((_, fixed)) = outcome.get(&declaring) else {
+            continue;
+        };
+        match &edited.values[i] {
+            ValuesSource::File(_) => {
+                edited.values[i] = ValuesSource::File(write(&format!("values-{i}.yaml"), fixed)?);
             }
-            ValuesSource::Inline { file, node } => {
-                if let Some((_, fixed)) = outcome.get(&normalize(file)) {
-                    // Read the inline values again from the edited manifest.
-                    let stream = Stream::parse(fixed);
-                    let again = helm::releases(
-                        std::slice::from_ref(&release.chart),
-                        &[(file.clone(), &stream)],
-                        &[],
-                        repo_root,
-                    );
-                    let same = again
-                        .iter()
-                        .find(|r| r.name == release.name)
-                        .and_then(|r| {
-                            r.values.iter().find_map(|v| match v {
-                                ValuesSource::Inline { file: f, node } if f == file => {
-                                    Some(node.clone())
-                                }
-                                _ => None,
-                            })
-                        })
-                        .ok_or("the edited manifest no longer declares the release")?;
-                    *node = same;
-                }
+            ValuesSource::Inline { file, .. } | ValuesSource::Parameters { file, .. } => {
+                // Read the manifest's values again from its edited text: the same release
+                // declares the same sources, in the same order.
+                let stream = Stream::parse(fixed);
+                let again = helm::releases(
+                    std::slice::from_ref(&release.chart),
+                    &[(file.clone(), &stream)],
+                    &[],
+                    repo_root,
+                );
+                let same = again
+                    .into_iter()
+                    .find(|r| r.name == release.name && r.values.len() == release.values.len())
+                    .and_then(|r| r.values.into_iter().nth(i))
+                    .ok_or("the edited manifest no longer declares the release")?;
+                edited.values[i] = same;
             }
         }
     }

@@ -121,6 +121,17 @@ pub fn discover(paths: &[PathBuf], config: &Config, repo_root: Option<&Path>) ->
                 .push(format!("{}: no such file or directory", path.display()));
             continue;
         }
+        // A chart folder (or a folder inside one, like its templates/) is rendered as a chart,
+        // never linted as raw templates.
+        let boundary = repo_root.map(normalize);
+        if let Some(chart) = normalize(path)
+            .ancestors()
+            .take_while(|dir| boundary.as_ref().is_none_or(|b| dir.starts_with(b)))
+            .find(|dir| crate::source::helm::is_chart(dir))
+        {
+            found.charts.push(chart.to_path_buf());
+            continue;
+        }
         // `.git` is not walked; chart folders are recorded and not descended into.
         let charts = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
         let seen_charts = charts.clone();

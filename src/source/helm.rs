@@ -50,6 +50,191 @@ pub enum ValuesSource {
     /// `helm.valuesObject`, Flux `spec.values`) or the string scalar holding YAML (Argo CD
     /// `helm.values`). Spans are those of `file`.
     Inline { file: PathBuf, node: Node },
+    /// Argo CD `helm.parameters` and `helm.fileParameters` of the manifest `file`: applied last,
+    /// like `--set`/`--set-string`/`--set-file` onto the values before them.
+    Parameters {
+        file: PathBuf,
+        params: Vec<Parameter>,
+    },
+}
+
+impl ValuesSource {
+    /// The file the values are written in (a values file, or the declaring manifest).
+    pub fn file(&self) -> &Path {
+        match self {
+            ValuesSource::File(p) => p,
+            ValuesSource::Inline { file, .. } | ValuesSource::Parameters { file, .. } => file,
+        }
+    }
+}
+
+/// How a parameter reaches Helm: Argo CD passes `helm.parameters` as `--set NAME=VALUE` (or
+/// `--set-string` with `forceString: true`) and `helm.fileParameters` as `--set-file`; Helm
+/// applies every `--set`, then every `--set-string`, then every `--set-file` (the order of
+/// this enum).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum SetKind {
+    Set,
+    SetString,
+    SetFile,
+}
+
+/// One Argo CD Helm parameter.
+#[derive(Clone, Debug)]
+pub struct Parameter {
+    /// The name as written (`servingEngineSpec.modelSpec[0].requestGPU`).
+    pub name: String,
+    /// The name as a values path.
+    pub path: Vec<Segment>,
+    pub kind: SetKind,
+    /// The value as Helm reads it (`--set` types `1` as a number and `true` as a boolean, keeps
+    /// `0.5` a string; a file parameter is the file's text).
+    pub value: Json,
+    /// Where the value is written in the manifest: the `value:` scalar (`path:` for a file
+    /// parameter), spans of the manifest.
+    pub node: Node,
+}
+
+impl Parameter {
+    /// The leaf a finding can land on and a fix can edit: the `value:` scalar, typed as Helm
+    /// reads it. A file parameter's value is a file's text, and a list (`{a,b}`) is no leaf.
+    fn leaf(&self) -> Option<Node> {
+        if self.kind == SetKind::SetFile {
+            return None;
+        }
+        let kind = match &self.value {
+            Json::Number(_) => ScalarKind::Int,
+            Json::Bool(_) => ScalarKind::Bool,
+            Json::Null => ScalarKind::Null,
+            Json::String(_) => ScalarKind::Str,
+            _ => return None,
+        };
+        let mut leaf = self.node.clone();
+        match &mut leaf.value {
+            Value::Scalar(s) => s.kind = kind,
+            _ => return None,
+        }
+        Some(leaf)
+    }
+}
+
+/// A `--set` name as a values path: `a.b[0].c`, `\.` for a dot inside a key
+/// (`nodeSelector.kubernetes\.io/os`). `None` when Helm would not accept it.
+pub fn parse_set_name(name: &str) -> Option<Vec<Segment>> {
+    // Helm refuses list indices above this (strvals' MaxIndex).
+    const MAX_INDEX: usize = 65_536;
+    let mut out = Vec::new();
+    let mut key = String::new();
+    let mut chars = name.chars();
+    let mut after_index = false;
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => key.push(chars.next()?),
+            '.' => {
+                if !key.is_empty() {
+                    out.push(Segment::Key(std::mem::take(&mut key)));
+                } else if !after_index {
+                    return None;
+                }
+                after_index = false;
+            }
+            '[' => {
+                if !key.is_empty() {
+                    out.push(Segment::Key(std::mem::take(&mut key)));
+                } else if out.is_empty() {
+                    return None;
+                }
+                let digits: String = chars.by_ref().take_while(|c| *c != ']').collect();
+                let index = digits.trim().parse::<usize>().ok()?;
+                if index > MAX_INDEX {
+                    return None;
+                }
+                out.push(Segment::Index(index));
+                after_index = true;
+            }
+            _ if after_index => return None,
+            _ => key.push(c),
+        }
+    }
+    if !key.is_empty() {
+        out.push(Segment::Key(key));
+    }
+    (!out.is_empty() && matches!(out.first(), Some(Segment::Key(_)))).then_some(out)
+}
+
+/// A `--set` value as Helm types it (strvals `typedVal`): `true`/`false`/`null`, integers
+/// without a leading zero, everything else a string; `--set-string` keeps the text. `{a,b}`
+/// is a list (Argo CD escapes every other comma).
+pub fn typed_set_value(text: &str, kind: SetKind) -> Json {
+    if let Some(inner) = text.strip_prefix('{').and_then(|t| t.strip_suffix('}')) {
+        return Json::Array(
+            inner
+                .split(',')
+                .filter(|s| !s.is_empty())
+                .map(|item| typed_set_value(item, kind))
+                .collect(),
+        );
+    }
+    if kind != SetKind::Set {
+        return Json::String(text.to_string());
+    }
+    if text.eq_ignore_ascii_case("true") {
+        return Json::Bool(true);
+    }
+    if text.eq_ignore_ascii_case("false") {
+        return Json::Bool(false);
+    }
+    if text.eq_ignore_ascii_case("null") {
+        return Json::Null;
+    }
+    if text == "0" {
+        return Json::from(0);
+    }
+    if !text.is_empty() && !text.starts_with('0') {
+        if let Ok(i) = text.parse::<i64>() {
+            return Json::from(i);
+        }
+    }
+    Json::String(text.to_string())
+}
+
+/// Sets `path` in `target` like `--set`: maps are created or entered (a scalar in the way is
+/// replaced), lists are padded with nulls up to the index, the rest of the values is kept.
+fn set_json(target: &mut Json, path: &[Segment], value: Json) {
+    let Some((first, rest)) = path.split_first() else {
+        *target = value;
+        return;
+    };
+    let slot = match first {
+        Segment::Key(k) => {
+            if !target.is_object() {
+                *target = Json::Object(Map::new());
+            }
+            let Json::Object(map) = target else { return };
+            map.entry(k.clone()).or_insert(Json::Null)
+        }
+        Segment::Index(i) => {
+            if !target.is_array() {
+                *target = Json::Array(Vec::new());
+            }
+            let Json::Array(items) = target else { return };
+            if items.len() <= *i {
+                items.resize(*i + 1, Json::Null);
+            }
+            &mut items[*i]
+        }
+    };
+    set_json(slot, rest, value);
+}
+
+/// Applies parameters in Helm's order (every `--set`, then `--set-string`, then `--set-file`;
+/// within a kind, a later parameter of the same name wins, as in Argo CD's parameter map).
+fn apply_parameters(values: &mut Json, params: &[Parameter]) {
+    let mut ordered: Vec<&Parameter> = params.iter().collect();
+    ordered.sort_by_key(|p| p.kind);
+    for p in ordered {
+        set_json(values, &p.path, p.value.clone());
+    }
 }
 
 /// One release of a chart: what `helm template` renders.
@@ -121,13 +306,70 @@ fn str_at<'n>(node: &'n Node, keys: &[&str]) -> Option<&'n str> {
     node.get_path(keys)?.text()
 }
 
-/// Argo CD `Application` sources that are local charts.
+/// A declaration gpulint cannot render as written: a values file that is missing or outside
+/// the repository, a parameter Helm would refuse. Placed at the manifest's line and column.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeclarationError {
+    pub file: PathBuf,
+    pub offset: usize,
+    pub line: usize,
+    pub column: usize,
+    pub message: String,
+}
+
+/// Where a manifest's declarations are: for errors placed at a node.
+struct Declaring<'a> {
+    file: &'a Path,
+    stream: &'a Stream,
+}
+
+impl Declaring<'_> {
+    fn error(&self, node: &Node, message: String) -> DeclarationError {
+        let (line, column) = self.stream.line_col(node.span.start());
+        DeclarationError {
+            file: self.file.to_path_buf(),
+            offset: node.span.start(),
+            line,
+            column,
+            message,
+        }
+    }
+}
+
+/// A path Argo CD reads from the repository: relative to `base` (the chart's folder), or to
+/// the repository root when it starts with `/`. An error when it leaves the repository (Argo
+/// CD refuses those too); repository content is data, and gpulint reads nothing outside it.
+fn repo_path(repo_root: &Path, base: &Path, written: &str) -> Result<PathBuf, String> {
+    let path = match written.strip_prefix('/') {
+        Some(rest) => normalize(&repo_root.join(rest)),
+        None => normalize(&base.join(written)),
+    };
+    let outside = || format!("{written} is outside the repository: gpulint never reads it");
+    if !path.starts_with(repo_root) || path.components().any(|c| c == Component::ParentDir) {
+        return Err(outside());
+    }
+    // A symbolic link inside the repository may point outside it.
+    if let (Ok(real), Ok(root)) = (path.canonicalize(), repo_root.canonicalize()) {
+        if !real.starts_with(&root) {
+            return Err(outside());
+        }
+    }
+    Ok(path)
+}
+
+/// Argo CD `Application` sources that are local charts. Values are applied in Argo CD's
+/// documented order, "parameters > valuesObject > values > valueFiles > helm repository
+/// values.yaml", and `valuesObject` replaces `values` when both are set
+/// (https://argo-cd.readthedocs.io/en/stable/user-guide/helm/#helm-value-precedence): the
+/// repo server writes one inline values file after the `valueFiles` and passes `parameters`
+/// as `--set`/`--set-string` and `fileParameters` as `--set-file` (reposerver/repository).
 fn argo_releases(
-    file: &Path,
+    at: &Declaring,
     root: &Node,
     index: &ChartIndex,
     repo_root: &Path,
     out: &mut Vec<Release>,
+    errors: &mut Vec<DeclarationError>,
 ) {
     let Some(spec) = root.get("spec") else { return };
     let app_name = root.get_path(&["metadata", "name"]).and_then(Node::text);
@@ -157,52 +399,163 @@ fn argo_releases(
             .or(app_name)
             .unwrap_or("release");
         let mut values = Vec::new();
+        let mut renderable = true;
         let chart_dir = index.key(&chart);
-        if let Some(files) = helm
+        let ignore_missing = helm
+            .and_then(|h| h.get("ignoreMissingValueFiles"))
+            .and_then(Node::as_scalar)
+            .is_some_and(|s| s.kind == ScalarKind::Bool && s.text.eq_ignore_ascii_case("true"));
+        let files = helm
             .and_then(|h| h.get("valueFiles"))
             .and_then(Node::as_seq)
-        {
-            for f in files.iter().filter_map(Node::text) {
-                let resolved = match f.strip_prefix('$') {
-                    Some(rest) => {
-                        let (r, p) = rest.split_once('/').unwrap_or((rest, ""));
-                        if !refs.contains(&r) {
-                            continue;
-                        }
-                        under(repo_root, Path::new(p))
+            .unwrap_or_default();
+        for node in files {
+            let Some(f) = node.text() else { continue };
+            if f.contains("://") {
+                continue; // a remote values file: never fetched
+            }
+            let resolved = match f.strip_prefix('$') {
+                Some(rest) => {
+                    let (r, p) = rest.split_once('/').unwrap_or((rest, ""));
+                    if !refs.contains(&r) {
+                        continue;
                     }
-                    None => under(&chart_dir, Path::new(f)),
-                };
-                values.push(ValuesSource::File(resolved));
+                    repo_path(repo_root, repo_root, p)
+                }
+                None => repo_path(repo_root, &chart_dir, f),
+            };
+            match resolved {
+                Ok(p) if p.is_file() => values.push(ValuesSource::File(p)),
+                Ok(_) if ignore_missing => {}
+                Ok(p) => {
+                    errors.push(at.error(
+                        node,
+                        format!(
+                            "values file {f} of release {name} does not exist ({}); the release is not rendered",
+                            p.display()
+                        ),
+                    ));
+                    renderable = false;
+                }
+                Err(message) => {
+                    errors.push(at.error(node, format!("values file {message}")));
+                    renderable = false;
+                }
             }
         }
-        // Argo CD: parameters > valuesObject > values > valueFiles > the chart's values.yaml.
-        for key in ["values", "valuesObject"] {
-            if let Some(node) = helm.and_then(|h| h.get(key)).filter(|n| !n.is_null()) {
-                values.push(ValuesSource::Inline {
-                    file: file.to_path_buf(),
-                    node: node.clone(),
-                });
+        let inline = ["valuesObject", "values"]
+            .iter()
+            .find_map(|key| helm.and_then(|h| h.get(key)).filter(|n| !n.is_null()));
+        if let Some(node) = inline {
+            values.push(ValuesSource::Inline {
+                file: at.file.to_path_buf(),
+                node: node.clone(),
+            });
+        }
+        let mut params = Vec::new();
+        for p in helm
+            .and_then(|h| h.get("parameters"))
+            .and_then(Node::as_seq)
+            .unwrap_or_default()
+        {
+            let (Some(name_node), Some(value)) = (p.get("name"), p.get("value")) else {
+                continue;
+            };
+            let Some(param_name) = name_node.text() else {
+                continue;
+            };
+            let Some(path) = parse_set_name(param_name) else {
+                errors.push(at.error(
+                    name_node,
+                    format!("Helm parameter name {param_name:?} is not a values path Helm accepts"),
+                ));
+                renderable = false;
+                continue;
+            };
+            let force = p
+                .get("forceString")
+                .and_then(Node::as_scalar)
+                .is_some_and(|s| s.text.eq_ignore_ascii_case("true"));
+            let kind = if force {
+                SetKind::SetString
+            } else {
+                SetKind::Set
+            };
+            let text = value.as_scalar().map_or("", |s| s.text.as_str());
+            params.push(Parameter {
+                name: param_name.to_string(),
+                path,
+                kind,
+                value: typed_set_value(text, kind),
+                node: value.clone(),
+            });
+        }
+        for p in helm
+            .and_then(|h| h.get("fileParameters"))
+            .and_then(Node::as_seq)
+            .unwrap_or_default()
+        {
+            let (Some(name_node), Some(path_node)) = (p.get("name"), p.get("path")) else {
+                continue;
+            };
+            let (Some(param_name), Some(written)) = (name_node.text(), path_node.text()) else {
+                continue;
+            };
+            let Some(path) = parse_set_name(param_name) else {
+                errors.push(at.error(
+                    name_node,
+                    format!("Helm parameter name {param_name:?} is not a values path Helm accepts"),
+                ));
+                renderable = false;
+                continue;
+            };
+            let content = repo_path(repo_root, &chart_dir, written).and_then(|file| {
+                std::fs::read(&file)
+                    .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+                    .map_err(|e| format!("{written} cannot be read ({}): {e}", file.display()))
+            });
+            match content {
+                Ok(text) => params.push(Parameter {
+                    name: param_name.to_string(),
+                    path,
+                    kind: SetKind::SetFile,
+                    value: Json::String(text),
+                    node: path_node.clone(),
+                }),
+                Err(message) => {
+                    errors.push(at.error(path_node, format!("file parameter {message}")));
+                    renderable = false;
+                }
             }
         }
-        out.push(Release {
-            chart,
-            name: name.to_string(),
-            namespace: namespace.to_string(),
-            values,
-            declared_in: Some(file.to_path_buf()),
-        });
+        if !params.is_empty() {
+            values.push(ValuesSource::Parameters {
+                file: at.file.to_path_buf(),
+                params,
+            });
+        }
+        if renderable {
+            out.push(Release {
+                chart,
+                name: name.to_string(),
+                namespace: namespace.to_string(),
+                values,
+                declared_in: Some(at.file.to_path_buf()),
+            });
+        }
     }
 }
 
 /// A Flux `HelmRelease` whose chart is a path in a GitRepository (or Bucket) source.
 fn flux_release(
-    file: &Path,
+    at: &Declaring,
     root: &Node,
     index: &ChartIndex,
     repo_root: &Path,
     out: &mut Vec<Release>,
+    errors: &mut Vec<DeclarationError>,
 ) {
+    let file = at.file;
     let Some(spec) = root.get("spec") else { return };
     let Some(chart_spec) = spec.get_path(&["chart", "spec"]) else {
         return;
@@ -230,17 +583,38 @@ fn flux_release(
     };
     let mut values = Vec::new();
     // Values files are paths in the source (here: the repository).
-    let mut files: Vec<&str> = Vec::new();
-    if let Some(f) = chart_spec.get_str("valuesFile") {
+    let mut files: Vec<&Node> = Vec::new();
+    if let Some(f) = chart_spec.get("valuesFile") {
         files.push(f);
     }
     for holder in [chart_spec, spec] {
         if let Some(list) = holder.get("valuesFiles").and_then(Node::as_seq) {
-            files.extend(list.iter().filter_map(Node::text));
+            files.extend(list.iter());
         }
     }
-    for f in files {
-        values.push(ValuesSource::File(under(repo_root, Path::new(f))));
+    let mut renderable = true;
+    for node in files {
+        let Some(f) = node.text() else { continue };
+        match repo_path(repo_root, repo_root, f.trim_start_matches("./")) {
+            Ok(p) if p.is_file() => values.push(ValuesSource::File(p)),
+            Ok(p) => {
+                errors.push(at.error(
+                    node,
+                    format!(
+                        "values file {f} of release {release_name} does not exist ({}); the release is not rendered",
+                        p.display()
+                    ),
+                ));
+                renderable = false;
+            }
+            Err(message) => {
+                errors.push(at.error(node, format!("values file {message}")));
+                renderable = false;
+            }
+        }
+    }
+    if !renderable {
+        return;
     }
     if let Some(node) = spec.get("values").filter(|n| n.as_map().is_some()) {
         values.push(ValuesSource::Inline {
@@ -284,9 +658,29 @@ pub fn releases(
     config: &[ChartEntry],
     repo_root: &Path,
 ) -> Vec<Release> {
+    declared_releases(charts, manifests, config, repo_root).releases
+}
+
+/// What the repository declares: the releases to render, and the declarations that cannot be
+/// rendered as written (their charts are not rendered with defaults instead).
+#[derive(Debug, Default)]
+pub struct Declared {
+    pub releases: Vec<Release>,
+    pub errors: Vec<DeclarationError>,
+}
+
+/// [`releases`], with the errors of the declarations that cannot be rendered.
+pub fn declared_releases(
+    charts: &[PathBuf],
+    manifests: &[(PathBuf, &Stream)],
+    config: &[ChartEntry],
+    repo_root: &Path,
+) -> Declared {
     let index = ChartIndex::new(charts, repo_root);
     let mut out = Vec::new();
+    let mut errors = Vec::new();
     for (file, stream) in manifests {
+        let at = Declaring { file, stream };
         for doc in &stream.documents {
             let root = &doc.root;
             let api = root.get_str("apiVersion").unwrap_or("");
@@ -294,10 +688,10 @@ pub fn releases(
             let group = api.split('/').next().unwrap_or("");
             match (group, kind) {
                 ("argoproj.io", "Application") => {
-                    argo_releases(file, root, &index, repo_root, &mut out)
+                    argo_releases(&at, root, &index, repo_root, &mut out, &mut errors)
                 }
                 ("helm.toolkit.fluxcd.io", "HelmRelease") => {
-                    flux_release(file, root, &index, repo_root, &mut out)
+                    flux_release(&at, root, &index, repo_root, &mut out, &mut errors)
                 }
                 _ => {}
             }
@@ -323,6 +717,17 @@ pub fn releases(
         });
     }
     let mut declared: HashSet<PathBuf> = out.iter().map(|r| index.key(&r.chart)).collect();
+    // A chart whose declaration failed is not rendered with its defaults instead.
+    let failed: HashSet<&PathBuf> = errors.iter().map(|e| &e.file).collect();
+    for (_, stream) in manifests.iter().filter(|(f, _)| failed.contains(f)) {
+        for doc in &stream.documents {
+            for path in declared_chart_paths(&doc.root) {
+                if let Some(chart) = index.resolve(path) {
+                    declared.insert(index.key(&chart));
+                }
+            }
+        }
+    }
     for chart in &index.known {
         if declared.insert(chart.clone()) {
             out.push(Release {
@@ -333,6 +738,29 @@ pub fn releases(
                 declared_in: None,
             });
         }
+    }
+    Declared {
+        releases: out,
+        errors,
+    }
+}
+
+/// The local chart paths an Argo CD Application or Flux HelmRelease names.
+fn declared_chart_paths(root: &Node) -> Vec<&str> {
+    let mut out = Vec::new();
+    if let Some(spec) = root.get("spec") {
+        out.extend(spec.get_path(&["source", "path"]).and_then(Node::text));
+        for s in spec
+            .get("sources")
+            .and_then(Node::as_seq)
+            .unwrap_or_default()
+        {
+            out.extend(s.get_str("path"));
+        }
+        out.extend(
+            spec.get_path(&["chart", "spec", "chart"])
+                .and_then(Node::text),
+        );
     }
     out
 }
@@ -450,6 +878,109 @@ pub fn template_location(chart: &Path, template: &str, key: &str) -> Option<(Pat
         offset += line.len();
     }
     None
+}
+
+/// A template's file in `chart`, from its `# Source:` path (never outside the chart).
+fn template_file(chart: &Path, template: &str) -> Option<PathBuf> {
+    let (_, rest) = template.split_once('/')?;
+    let rel = Path::new(rest);
+    if rel.components().any(|c| !matches!(c, Component::Normal(_))) {
+        return None;
+    }
+    Some(chart.join(rel))
+}
+
+/// The key a template line writes (`key:` or `- key:`, the key possibly quoted), and where the
+/// key starts in the line; `None` for directives (`{{ … }}`), comments and blank lines.
+fn template_key(line: &str) -> Option<(&str, usize)> {
+    let trimmed = line.trim_start();
+    let mut at = line.len() - trimmed.len();
+    let mut rest = trimmed;
+    if let Some(item) = rest.strip_prefix("- ") {
+        let item = item.trim_start();
+        at = line.len() - item.len();
+        rest = item;
+    }
+    if rest.is_empty() || rest.starts_with('#') || rest.starts_with("{{") {
+        return None;
+    }
+    let key = match rest.strip_prefix('"') {
+        Some(quoted) => &quoted[..quoted.find('"')?],
+        None => &rest[..rest.find(':')?],
+    };
+    Some((key, at))
+}
+
+/// Where a template writes the rendered field `path` (the segments of the rendered object, as
+/// [`node_path_at`] gives them): the keys of `path` are looked for in order, each inside the
+/// block of the one found before it (a deeper indentation), skipping keys the template does
+/// not write literally (`toYaml`, `include`); the last one found is the place, as (file,
+/// offset, length). A template that writes none of them gives its first line; `None` when
+/// the template file is not in the chart (a packed subchart).
+pub fn template_field_location(
+    chart: &Path,
+    template: &str,
+    path: &[Segment],
+) -> Option<(PathBuf, usize, usize)> {
+    let file = template_file(chart, template)?;
+    let text = std::fs::read_to_string(&file).ok()?;
+    // (offset of the key, its indentation, the key) per line that writes a key.
+    let mut lines: Vec<(usize, usize, &str)> = Vec::new();
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        if let Some((key, at)) = template_key(line.trim_end_matches(['\n', '\r'])) {
+            lines.push((offset + at, at, key));
+        }
+        offset += line.len();
+    }
+    let mut next = 0;
+    let mut block: Option<usize> = None;
+    let mut best = (0, 0);
+    for segment in path {
+        let Segment::Key(wanted) = segment else {
+            continue;
+        };
+        let found = lines[next..]
+            .iter()
+            .take_while(|(_, indent, _)| block.is_none_or(|b| *indent > b))
+            .position(|(_, _, key)| key == wanted);
+        if let Some(i) = found {
+            let (at, indent, key) = lines[next + i];
+            best = (at, key.len());
+            block = Some(indent);
+            next += i + 1;
+        }
+    }
+    Some((file, best.0, best.1))
+}
+
+/// The path of keys and indices to the deepest node of `root` whose span holds `offset` (a
+/// key's span counts as its entry's).
+pub fn node_path_at(root: &Node, offset: usize) -> Vec<Segment> {
+    let mut path = Vec::new();
+    let mut node = root;
+    loop {
+        let next = match &node.value {
+            Value::Map(entries) => entries.iter().find_map(|e| {
+                let holds = |n: &Node| {
+                    n.span.start() <= offset && offset < n.span.end().max(n.span.start() + 1)
+                };
+                (holds(&e.key) || holds(&e.value))
+                    .then(|| Some((Segment::Key(e.key.text()?.to_string()), &e.value)))
+                    .flatten()
+            }),
+            Value::Seq(items) => items.iter().enumerate().find_map(|(i, n)| {
+                (n.span.start() <= offset && offset < n.span.end())
+                    .then_some((Segment::Index(i), n))
+            }),
+            Value::Scalar(_) => None,
+        };
+        let Some((segment, child)) = next else {
+            return path;
+        };
+        path.push(segment);
+        node = child;
+    }
 }
 
 /// A `helm` binary.
@@ -634,6 +1165,16 @@ impl HelmEngine {
                     };
                     files.push(write(format!("values-{i}.yaml"), content.as_bytes())?);
                 }
+                ValuesSource::Parameters { params, .. } => {
+                    // Helm applies `--set` onto the values files' merge (a list index enters
+                    // the list a file gave); written out, that merge is the last values file.
+                    let mut user = user_values(&release.values[..i])?;
+                    apply_parameters(&mut user, params);
+                    files.push(write(
+                        format!("values-{i}.json"),
+                        user.to_string().as_bytes(),
+                    )?);
+                }
             }
         }
         if let Some(v) = override_values {
@@ -702,6 +1243,36 @@ pub fn typed(node: &Node) -> Json {
             Json::Object(map)
         }
     }
+}
+
+/// The user's values from `sources` as Helm merges them before the chart's values.yaml.
+fn user_values(sources: &[ValuesSource]) -> Result<Json, HelmError> {
+    let mut user = Json::Object(Map::new());
+    for source in sources {
+        let values = match source {
+            ValuesSource::File(p) => read_yaml(p)
+                .map_err(|source| HelmError::Io {
+                    what: format!("reading {}", p.display()),
+                    source,
+                })?
+                .map(|n| typed(&n)),
+            ValuesSource::Inline { node, .. } => match &node.value {
+                Value::Scalar(s) => Stream::parse(&s.text)
+                    .documents
+                    .first()
+                    .map(|d| typed(&d.root)),
+                _ => Some(typed(node)),
+            },
+            ValuesSource::Parameters { params, .. } => {
+                apply_parameters(&mut user, params);
+                None
+            }
+        };
+        if let Some(v) = values.filter(Json::is_object) {
+            merge(&mut user, &v);
+        }
+    }
+    Ok(user)
 }
 
 /// Helm's merge of values files: maps merge, anything else (null included) replaces.
@@ -778,14 +1349,24 @@ fn json_text(j: &Json) -> Option<String> {
     }
 }
 
-/// One layer of values: where it is, and its tree (spans of `file`).
+/// One layer of values: where it is, and its values (spans of `file`).
 struct Layer {
     layer: ValuesLayer,
     file: PathBuf,
-    root: Node,
+    values: LayerValues,
     /// False for an Argo CD `helm.values` string whose text cannot be mapped back to the
     /// manifest's bytes (not a literal block): its leaves take part but cannot be an origin.
     spans_ok: bool,
+}
+
+enum LayerValues {
+    /// A values tree (a file, or inline values).
+    Tree(Node),
+    /// Parameters, and the leaves among them (`value:` scalars typed as Helm reads them).
+    Sets {
+        params: Vec<Parameter>,
+        leaves: Vec<(Vec<Segment>, Node)>,
+    },
 }
 
 fn read_yaml(path: &Path) -> Result<Option<Node>, std::io::Error> {
@@ -892,7 +1473,7 @@ fn layers(release: &Release) -> Result<Vec<Layer>, HelmError> {
             out.push(Layer {
                 layer: ValuesLayer::Chart,
                 file: chart_values,
-                root,
+                values: LayerValues::Tree(root),
                 spans_ok: true,
             });
         }
@@ -905,7 +1486,7 @@ fn layers(release: &Release) -> Result<Vec<Layer>, HelmError> {
                     out.push(Layer {
                         layer,
                         file: path.clone(),
-                        root,
+                        values: LayerValues::Tree(root),
                         spans_ok: true,
                     });
                 }
@@ -916,7 +1497,7 @@ fn layers(release: &Release) -> Result<Vec<Layer>, HelmError> {
                         out.push(Layer {
                             layer,
                             file: file.clone(),
-                            root,
+                            values: LayerValues::Tree(root),
                             spans_ok,
                         });
                     }
@@ -924,10 +1505,27 @@ fn layers(release: &Release) -> Result<Vec<Layer>, HelmError> {
                 _ => out.push(Layer {
                     layer,
                     file: file.clone(),
-                    root: node.clone(),
+                    values: LayerValues::Tree(node.clone()),
                     spans_ok: true,
                 }),
             },
+            ValuesSource::Parameters { file, params } => out.push(Layer {
+                layer,
+                file: file.clone(),
+                values: LayerValues::Sets {
+                    // In the order Helm applies them: a later leaf of the same path wins.
+                    leaves: {
+                        let mut ordered: Vec<&Parameter> = params.iter().collect();
+                        ordered.sort_by_key(|p| p.kind);
+                        ordered
+                            .into_iter()
+                            .filter_map(|p| Some((p.path.clone(), p.leaf()?)))
+                            .collect()
+                    },
+                    params: params.clone(),
+                },
+                spans_ok: true,
+            }),
         }
     }
     Ok(out)
@@ -1196,18 +1794,36 @@ pub fn values_origin(
         return Ok(None);
     };
     let layers = layers(release)?;
+    // Helm merges the user's values first (parameters set into them), then coalesces the
+    // chart's values.yaml under them.
     let mut merged = Json::Object(Map::new());
+    let mut user = Json::Object(Map::new());
     for l in &layers {
-        let v = typed(&l.root);
-        if v.is_object() {
-            merge(&mut merged, &v);
+        let target = match l.layer {
+            ValuesLayer::Chart => &mut merged,
+            ValuesLayer::Release(_) => &mut user,
+        };
+        match &l.values {
+            LayerValues::Tree(root) => {
+                let v = typed(root);
+                if v.is_object() {
+                    merge(target, &v);
+                }
+            }
+            LayerValues::Sets { params, .. } => apply_parameters(target, params),
         }
     }
+    merge(&mut merged, &user);
     // Effective leaves equal to the rendered value; a later layer's leaf replaces an earlier one.
     let mut candidates: Vec<Candidate> = Vec::new();
     for l in &layers {
         let mut leaves = Vec::new();
-        collect_leaves(&l.root, &mut Vec::new(), &mut leaves);
+        match &l.values {
+            LayerValues::Tree(root) => collect_leaves(root, &mut Vec::new(), &mut leaves),
+            LayerValues::Sets { leaves: sets, .. } => {
+                leaves.extend(sets.iter().map(|(p, n)| (p.clone(), n)));
+            }
+        }
         for (key_path, node) in leaves {
             let Some(text) = node.text() else { continue };
             if !same_quantity(text, rendered_value) {
@@ -1462,6 +2078,96 @@ mod tests {
         );
         assert!(same_quantity("1", "1.0") && same_quantity("1Gi", "1024Mi"));
         assert!(!same_quantity("1", "2") && same_quantity("x", "x"));
+    }
+
+    #[test]
+    fn set_names_and_values_parse_like_helm() {
+        assert_eq!(
+            parse_set_name("servingEngineSpec.modelSpec[0].requestGPU"),
+            Some(keys(&["servingEngineSpec", "modelSpec", "0", "requestGPU"]))
+        );
+        assert_eq!(
+            parse_set_name("nodeSelector.kubernetes\\.io/os"),
+            Some(keys(&["nodeSelector", "kubernetes.io/os"]))
+        );
+        assert_eq!(parse_set_name("a[1][2]"), Some(keys(&["a", "1", "2"])));
+        for bad in ["", ".a", "a..b", "[0]", "a[x]", "a[0]b", "a[99999999]"] {
+            assert_eq!(parse_set_name(bad), None, "{bad}");
+        }
+        use serde_json::json;
+        let set = |t| typed_set_value(t, SetKind::Set);
+        assert_eq!(set("1"), json!(1));
+        assert_eq!(set("0"), json!(0));
+        assert_eq!(set("0.5"), json!("0.5"));
+        assert_eq!(set("007"), json!("007"));
+        assert_eq!(set("TRUE"), json!(true));
+        assert_eq!(set("null"), Json::Null);
+        assert_eq!(set("{a,2}"), json!(["a", 2]));
+        assert_eq!(typed_set_value("1", SetKind::SetString), json!("1"));
+        // `--set` enters lists and maps the values files gave; `--set-string` comes after.
+        let mut values = json!({"m": [{"a": 1, "b": 2}], "s": "x"});
+        let p = |name: &str, kind, value: Json| Parameter {
+            name: name.into(),
+            path: parse_set_name(name).unwrap(),
+            kind,
+            value,
+            node: Node::default(),
+        };
+        apply_parameters(
+            &mut values,
+            &[
+                p("m[0].a", SetKind::SetString, json!("s")),
+                p("m[0].a", SetKind::Set, json!(5)),
+                p("m[2].c", SetKind::Set, json!(true)),
+                p("s.t", SetKind::Set, json!(1)),
+            ],
+        );
+        assert_eq!(
+            values,
+            json!({"m": [{"a": "s", "b": 2}, null, {"c": true}], "s": {"t": 1}})
+        );
+    }
+
+    #[test]
+    fn template_field_location_follows_the_path_through_blocks() {
+        let dir = std::env::temp_dir().join(format!("gpulint-helm-field-{}", std::process::id()));
+        let templates = dir.join("templates");
+        std::fs::create_dir_all(&templates).unwrap();
+        let text = "spec:\n  template:\n    spec:\n      initContainers:\n      - name: init\n        resources: {{ toYaml .Values.init | nindent 10 }}\n      containers:\n      - name: main\n        {{- if .Values.r }}\n# a comment at column 0\n        resources:\n          limits:\n            {{- include \"x\" . | nindent 12 }}\n        {{- end }}\n";
+        std::fs::write(templates.join("d.yaml"), text).unwrap();
+        let path = keys(&[
+            "spec",
+            "template",
+            "spec",
+            "containers",
+            "0",
+            "resources",
+            "limits",
+            "nvidia.com/gpu",
+        ]);
+        let (file, at, len) = template_field_location(&dir, "c/templates/d.yaml", &path).unwrap();
+        assert_eq!(file, templates.join("d.yaml"));
+        assert!(text[at..].starts_with("limits:"), "{}", &text[at..]);
+        assert_eq!(len, "limits".len());
+        // Nothing written literally: the template's first line.
+        assert_eq!(
+            template_field_location(&dir, "c/templates/d.yaml", &keys(&["data"])),
+            Some((templates.join("d.yaml"), 0, 0))
+        );
+        assert_eq!(
+            template_field_location(&dir, "c/templates/none.yaml", &path),
+            None
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+        // The path of a rendered node.
+        let s = Stream::parse(
+            "spec:\n  containers:\n  - name: a\n    resources:\n      limits: {x: 1}\n",
+        );
+        let at = s.text.find("x: 1").unwrap();
+        assert_eq!(
+            node_path_at(&s.documents[0].root, at),
+            keys(&["spec", "containers", "0", "resources", "limits", "x"])
+        );
     }
 
     #[test]
