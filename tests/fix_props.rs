@@ -2549,6 +2549,7 @@ fn check_verify(
                     value,
                 }],
                 description: String::new(),
+                notes: Vec::new(),
             };
             let through = case
                 .shared_spans

@@ -304,3 +304,117 @@ fn verdicts_compare_with_the_need_not_its_rounding() {
     assert_eq!(found.len(), 1);
     assert_eq!(found[0]["recommended"]["memory"], "256Mi");
 }
+
+const OVERSIZED: &str = "apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: llm
+  namespace: ml
+spec:
+  template:
+    spec:
+      containers:
+        - name: vllm
+          image: vllm:1
+          resources:
+            requests:
+              cpu: 4
+              memory: 48Gi
+              nvidia.com/gpu: 1
+            limits:
+              cpu: 4
+              memory: 64Gi
+              nvidia.com/gpu: 1
+";
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("git runs");
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Round 1 sets the request to the limit (QOS002: 48Gi -> 64Gi), round 2 sets both to the
+/// measured 21Gi (MEM002). The log and the commit message say `48Gi -> 21Gi` once, never the
+/// intermediate 64Gi.
+#[test]
+fn the_fix_log_prints_each_fields_net_change_once() {
+    let series = format!(
+        r#""memory_bytes": {{"p50": {}, "p99": {}, "max": {}}}"#,
+        10.0 * GI,
+        18.0 * GI,
+        19.0 * GI
+    );
+    let repo = Repo::new(OVERSIZED, &snapshot("Deployment", "llm", "vllm", &series));
+    let dir = repo.dir.path();
+    git(dir, &["init", "-q"]);
+    git(dir, &["add", "w.yaml"]);
+    git(
+        dir,
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-qm",
+            "initial",
+        ],
+    );
+    let (code, _, stderr) = repo.run(&["--fix", "--commit"]);
+    assert_eq!(code, 0, "{stderr}");
+    let text = repo.text();
+    assert_eq!(text.matches("memory: 21Gi").count(), 2, "{text}");
+    let message = git(dir, &["log", "-1", "--format=%B"]);
+    for log in [stderr.as_str(), message.as_str()] {
+        assert!(!log.contains("-> 64Gi"), "no intermediate round:\n{log}");
+        assert!(!log.contains("requests.memory: 64Gi"), "{log}");
+        assert_eq!(
+            log.matches("requests.memory: 48Gi -> 21Gi").count(),
+            1,
+            "{log}"
+        );
+        assert_eq!(
+            log.matches("limits.memory: 64Gi -> 21Gi").count(),
+            1,
+            "{log}"
+        );
+    }
+}
+
+/// RES001 (a request above its limit) raises the limit, never lowers the request: to the
+/// measured recommendation when it is above the request, else to the request.
+#[test]
+fn a_request_above_its_limit_raises_the_limit_to_the_measurement() {
+    let manifest = replicaset("16Gi").replace(
+        "            limits:\n              memory: 16Gi\n",
+        "            limits:\n              memory: 8Gi\n",
+    );
+    assert!(manifest.contains("memory: 8Gi"), "{manifest}");
+    let measured = |p99: f64| {
+        snapshot(
+            "ReplicaSet",
+            "proxy",
+            "proxy",
+            &format!(r#""memory_bytes": {{"p99": {p99}, "max": {p99}}}"#),
+        )
+    };
+    for (p99, want) in [(20.0 * GI, "23Gi"), (4.0 * GI, "16Gi")] {
+        let repo = Repo::new(&manifest, &measured(p99));
+        let (_, found) = repo.findings("RES001");
+        assert_eq!(found.len(), 1, "{found:?}");
+        let (_, _, stderr) = repo.run(&["--fix", "--select", "RES001"]);
+        let text = repo.text();
+        assert!(
+            text.contains("requests:\n              memory: 16Gi"),
+            "never lowered: {text}"
+        );
+        assert!(
+            text.contains(&format!("limits:\n              memory: {want}")),
+            "{stderr}\n{text}"
+        );
+    }
+}

@@ -3,11 +3,11 @@
 //! changes (bounded, like ruff). Nothing is written until every file's fixed text is known;
 //! writes are atomic and a failure restores every file already written.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use super::edit::{apply, overlaps, verify, Applicability, Fix, Rejected};
+use super::edit::{apply, overlaps, verify, Applicability, ChangeNote, Fix, Rejected, Segment};
 use crate::lint::{repo_facts, Linter, Run, SourceFile};
 use crate::rules::Finding;
 use crate::source::discover::Input;
@@ -23,6 +23,73 @@ pub struct AppliedFix {
     pub line: usize,
     pub object: String,
     pub description: String,
+    /// The value changes behind `description` (folded into net changes by [`net_changes`]).
+    pub notes: Vec<ChangeNote>,
+}
+
+impl AppliedFix {
+    /// The fix of finding `f`, applied at `line` of its file, on `object` (as shown).
+    pub(super) fn of(f: &Finding, line: usize, object: String) -> AppliedFix {
+        AppliedFix {
+            rule: f.rule.id,
+            line,
+            object,
+            description: f
+                .fix
+                .as_ref()
+                .map(|x| x.description.clone())
+                .unwrap_or_default(),
+            notes: f.fix.as_ref().map(|x| x.notes.clone()).unwrap_or_default(),
+        }
+    }
+}
+
+/// Folds the fixes of all rounds into one net change per field: a field set in round 1
+/// (`48Gi -> 64Gi`) and again in round 2 (`64Gi -> 22Gi`) is reported once, `48Gi -> 22Gi`, at
+/// the fix that set its final value; a field set back to its original value is dropped, and so
+/// is a fix left with nothing to report. Fixes without notes (renames) stay as they are.
+pub fn net_changes(applied: Vec<AppliedFix>) -> Vec<AppliedFix> {
+    // Per fix: whether it had notes, and its notes; a note is taken out of an earlier fix
+    // (None) when a later fix sets the field again.
+    let mut entries: Vec<(AppliedFix, bool, Vec<Option<ChangeNote>>)> = Vec::new();
+    // (object, field) -> (entry, note)
+    let mut last: HashMap<(String, Vec<Segment>), (usize, usize)> = HashMap::new();
+    for mut a in applied {
+        let notes = std::mem::take(&mut a.notes);
+        let had_notes = !notes.is_empty();
+        let i = entries.len();
+        let mut kept: Vec<Option<ChangeNote>> = Vec::new();
+        for mut n in notes {
+            let key = (a.object.clone(), n.path.clone());
+            if let Some((pi, pj)) = last.insert(key, (i, kept.len())) {
+                if let Some(earlier) = entries[pi].2[pj].take() {
+                    n.from = earlier.from;
+                }
+            }
+            kept.push(Some(n));
+        }
+        entries.push((a, had_notes, kept));
+    }
+    entries
+        .into_iter()
+        .filter_map(|(mut a, had_notes, notes)| {
+            if !had_notes {
+                return Some(a); // a rename: as it was
+            }
+            a.notes = notes
+                .into_iter()
+                .flatten()
+                .filter(|n| n.from != n.to)
+                .collect();
+            a.description = a
+                .notes
+                .iter()
+                .map(ChangeNote::describe)
+                .collect::<Vec<_>>()
+                .join(", ");
+            (!a.notes.is_empty()).then_some(a)
+        })
+        .collect()
 }
 
 /// A fixed file, not written yet.
@@ -140,6 +207,9 @@ pub fn plan(linter: &Linter, run: &Run, unsafe_fixes: bool) -> FixPlan {
     }
     super::render::plan_units(linter, run, unsafe_fixes, &mut plan);
     super::helm::plan_releases(linter, run, unsafe_fixes, &mut plan);
+    for f in &mut plan.files {
+        f.applied = net_changes(std::mem::take(&mut f.applied));
+    }
     plan
 }
 
@@ -249,16 +319,8 @@ impl<'f> FileState<'f> {
             };
             for f in &used {
                 let line = self.line_of(f);
-                self.applied.push(AppliedFix {
-                    rule: f.rule.id,
-                    line,
-                    object: f.object.display_name(),
-                    description: f
-                        .fix
-                        .as_ref()
-                        .map(|x| x.description.clone())
-                        .unwrap_or_default(),
-                });
+                self.applied
+                    .push(AppliedFix::of(f, line, f.object.display_name()));
             }
             self.text = fixed;
             self.stream = stream;
@@ -367,4 +429,77 @@ fn write_new(path: &Path, text: &str) -> std::io::Result<()> {
     let result = write_temp(path, text).and_then(|temp| std::fs::hard_link(temp, path));
     let _ = std::fs::remove_file(temp_beside(path));
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn note(field: &str, from: &str, to: &str) -> ChangeNote {
+        ChangeNote {
+            path: vec![Segment::Key(field.into())],
+            label: field.into(),
+            from: from.into(),
+            to: to.into(),
+        }
+    }
+
+    fn applied(rule: &'static str, object: &str, notes: Vec<ChangeNote>) -> AppliedFix {
+        AppliedFix {
+            rule,
+            line: 1,
+            object: object.into(),
+            description: "as planned".into(),
+            notes,
+        }
+    }
+
+    #[test]
+    fn each_field_is_reported_once_with_its_net_change() {
+        let rounds = vec![
+            applied(
+                "QOS002",
+                "llm",
+                vec![note("requests.memory", "48Gi", "64Gi")],
+            ),
+            applied("GPU002", "llm", vec![note("requests.gpu", "2", "1")]),
+            applied(
+                "MEM002",
+                "llm",
+                vec![
+                    note("requests.memory", "64Gi", "22Gi"),
+                    note("limits.memory", "64Gi", "22Gi"),
+                ],
+            ),
+            // The same field of another object is another change.
+            applied(
+                "MEM002",
+                "other",
+                vec![note("requests.memory", "8Gi", "4Gi")],
+            ),
+            // Set and set back: no net change, nothing to report.
+            applied("CPU001", "llm", vec![note("requests.cpu", "4", "2")]),
+            applied("CPU001", "llm", vec![note("requests.cpu", "2", "4")]),
+            // A rename has no notes and stays.
+            applied("GPU004", "llm", Vec::new()),
+        ];
+        let net = net_changes(rounds);
+        let got: Vec<(&str, &str, &str)> = net
+            .iter()
+            .map(|a| (a.rule, a.object.as_str(), a.description.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("GPU002", "llm", "requests.gpu: 2 -> 1"),
+                (
+                    "MEM002",
+                    "llm",
+                    "requests.memory: 48Gi -> 22Gi, limits.memory: 64Gi -> 22Gi"
+                ),
+                ("MEM002", "other", "requests.memory: 8Gi -> 4Gi"),
+                ("GPU004", "llm", "as planned"),
+            ]
+        );
+    }
 }

@@ -23,7 +23,7 @@ pub enum Applicability {
 }
 
 /// One step of a path inside a document.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Segment {
     Key(String),
     Index(usize),
@@ -36,6 +36,25 @@ pub enum FieldChange {
     Set { path: Vec<Segment>, value: String },
     /// Rename the key at the end of `path`, keeping its value.
     Rename { path: Vec<Segment>, to: String },
+}
+
+/// A field a fix sets, with its old and new text, for the fix log and the commit message:
+/// `limits.memory: 48Gi -> 22Gi`. Fixes in later rounds that set the same field again are
+/// folded into one net change (see `fix::apply::net_changes`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChangeNote {
+    /// The field inside the fixed document (for a rendered object, inside the render).
+    pub path: Vec<Segment>,
+    /// The field for people: `limits.memory`.
+    pub label: String,
+    pub from: String,
+    pub to: String,
+}
+
+impl ChangeNote {
+    pub fn describe(&self) -> String {
+        format!("{}: {} -> {}", self.label, self.from, self.to)
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -52,6 +71,8 @@ pub struct Fix {
     pub changes: Vec<FieldChange>,
     /// What changes, for people: `limits.nvidia.com/gpu: (none) -> 2`.
     pub description: String,
+    /// The value changes behind `description`, where the fix sets values (empty for renames).
+    pub notes: Vec<ChangeNote>,
 }
 
 /// Parses an RFC 9535 normalized path (`$['spec']['containers'][0]`) into segments.
@@ -340,6 +361,7 @@ mod tests {
                 value: "3".into(),
             }],
             description: String::new(),
+            notes: Vec::new(),
         };
         let fixed = apply(text, &fix.edits).unwrap();
         assert_eq!(fixed, "a: &x {n: 1}\nb: *x\nc: 3\n");

@@ -161,15 +161,12 @@ fn plan_release(
         let applied = taken
             .iter()
             .filter(|(_, edits)| edits.iter().any(|e| normalize(&e.file) == path))
-            .map(|(f, _)| AppliedFix {
-                rule: f.rule.id,
-                line: line_in(f),
-                object: format!("{} ({})", f.object.display_name(), unit.name),
-                description: f
-                    .fix
-                    .as_ref()
-                    .map(|x| x.description.clone())
-                    .unwrap_or_default(),
+            .map(|(f, _)| {
+                AppliedFix::of(
+                    f,
+                    line_in(f),
+                    format!("{} ({})", f.object.display_name(), unit.name),
+                )
             })
             .collect();
         plan.files.push(FileFix {

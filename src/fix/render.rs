@@ -334,12 +334,11 @@ impl<'r> UnitState<'r> {
                 Some((i, node)) => (i, self.files[i].stream.line_col(node.span.start()).0),
                 None => (self.unit.home, 0),
             };
-            self.applied.entry(file).or_default().push(AppliedFix {
-                rule: f.rule.id,
+            self.applied.entry(file).or_default().push(AppliedFix::of(
+                f,
                 line,
-                object: format!("{} (render of {})", f.object.display_name(), self.unit.name),
-                description: fix.description.clone(),
-            });
+                format!("{} (render of {})", f.object.display_name(), self.unit.name),
+            ));
         }
     }
 

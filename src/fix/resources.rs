@@ -4,8 +4,8 @@
 //! written empty (`limits:`, `limits: null`, `limits: {}`).
 
 use super::edit::{
-    column, line_end, newline, parse_path, render_scalar, sibling_style, Applicability, Edit,
-    FieldChange, Fix, Segment,
+    column, line_end, newline, parse_path, render_scalar, sibling_style, Applicability, ChangeNote,
+    Edit, FieldChange, Fix, Segment,
 };
 use crate::k8s::workload::{Container, ResourceList};
 use crate::source::yaml::{Node, ScalarStyle, SourceId, Value};
@@ -110,16 +110,24 @@ pub fn set_quantity(
         .and_then(|q| q.value.text())
         .unwrap_or("(none)")
         .to_string();
+    let path = field_path(c, side, name)?;
+    let note = ChangeNote {
+        path: path.clone(),
+        label: format!("{}.{name}", side.key()),
+        from: old,
+        to: value.to_string(),
+    };
     let mut fix = Fix {
         edits: Vec::new(),
         source: SourceId::LOCAL,
         applicability,
         document: target.document,
         changes: vec![FieldChange::Set {
-            path: field_path(c, side, name)?,
+            path,
             value: value.to_string(),
         }],
-        description: format!("{}.{name}: {old} -> {value}", side.key()),
+        description: note.describe(),
+        notes: vec![note],
     };
     match quantity_edit(target, c, side, name, value, style) {
         Some((source, edit)) => {
@@ -343,5 +351,6 @@ pub fn rename_resource(target: &Target, c: &Container, from: &str, to: &str) -> 
         document: target.document,
         changes,
         description: format!("rename {from} -> {to}"),
+        notes: Vec::new(),
     })
 }

@@ -57,6 +57,7 @@ fn merge(fixes: Vec<Option<Fix>>) -> Option<Fix> {
         let f = f?;
         first.edits.extend(f.edits);
         first.changes.extend(f.changes);
+        first.notes.extend(f.notes);
         first.description = format!("{}, {}", first.description, f.description);
     }
     Some(first)
@@ -132,13 +133,34 @@ pub fn usage_key(w: &Workload, c: &Container, default_namespace: &str) -> Option
     })
 }
 
+/// The measured usage of a container, if any.
+fn usage_of<'u>(cx: &Context<'u>, w: &Workload, c: &Container) -> Option<&'u Usage> {
+    cx.usage
+        .zip(usage_key(w, c, cx.default_namespace))
+        .and_then(|(set, key)| set.get(&key))
+}
+
 /// Whether measurements give a memory recommendation for this container.
 pub(crate) fn has_memory_recommendation(cx: &Context, w: &Workload, c: &Container) -> bool {
-    let usage = cx
-        .usage
-        .zip(usage_key(w, c, cx.default_namespace))
-        .and_then(|(set, key)| set.get(&key));
-    usage.is_some_and(|u| recommend::memory(u, cx.policy).is_ok())
+    usage_of(cx, w, c).is_some_and(|u| recommend::memory(u, cx.policy).is_ok())
+}
+
+/// The measured recommendation for `resource` (`memory` or `cpu`) of a container, as the
+/// text a fix writes and its value; `None` without measurements or for other resources.
+pub(crate) fn measured_quantity(
+    cx: &Context,
+    w: &Workload,
+    c: &Container,
+    resource: &str,
+) -> Option<(String, Quantity)> {
+    let usage = usage_of(cx, w, c)?;
+    let text = match resource {
+        "memory" => recommend::memory(usage, cx.policy).ok()?.quantity,
+        "cpu" => recommend::cpu(usage, cx.policy).ok()?.quantity,
+        _ => return None,
+    };
+    let q = text.parse().ok()?;
+    Some((text, q))
 }
 
 pub fn check(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {

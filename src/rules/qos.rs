@@ -20,7 +20,7 @@ pub fn check(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {
         .filter(|c| c.spark.is_none() && !c.path.contains("['ephemeralContainers']"))
         .collect();
     for c in &counted {
-        check_request_above_limit(cx, c, hits);
+        check_request_above_limit(cx, w, c, hits);
     }
     for c in counted.iter().filter(|c| is_gpu_container(cx, c)) {
         check_gpu_container(cx, w, c, hits);
@@ -240,7 +240,7 @@ fn check_guaranteed(cx: &Context, c: &Container, gpu: bool, hits: &mut Vec<Hit>)
 
 /// RES001: a request above its limit. Extended resources (names with a `/`) must have requests
 /// equal to limits, which GPU002 checks for GPUs.
-fn check_request_above_limit(cx: &Context, c: &Container, hits: &mut Vec<Hit>) {
+fn check_request_above_limit(cx: &Context, w: &Workload, c: &Container, hits: &mut Vec<Hit>) {
     let r = &c.resources;
     for req in r.requests.entries.iter().filter(|q| !q.name.contains('/')) {
         let Some(lim) = r.limits.get(req.name) else {
@@ -257,7 +257,8 @@ fn check_request_above_limit(cx: &Context, c: &Container, hits: &mut Vec<Hit>) {
             req.value.text().unwrap_or_default(),
             lim.value.text().unwrap_or_default(),
         );
-        let raised = raised_limit(req);
+        let measured = super::headroom::measured_quantity(cx, w, c, req.name);
+        let raised = raised_limit(req, a, measured.as_ref());
         hits.push(
             Hit::new(
                 "RES001",
@@ -269,17 +270,21 @@ fn check_request_above_limit(cx: &Context, c: &Container, hits: &mut Vec<Hit>) {
                 ),
                 format!("request above limit {lv}"),
             )
-            .help(format!(
-                "raise the {name} limit to {raised}: the request is what the container was sized \
-                 for, so it is never lowered"
-            ))
+            .help(if measured.as_ref().is_some_and(|(_, m)| *m > a) {
+                format!("raise the {name} limit to {raised}, the measured recommendation")
+            } else {
+                format!(
+                    "raise the {name} limit to {raised}: the request is what the container was \
+                     sized for, so it is never lowered"
+                )
+            })
             .container(c)
             .with_fix(set_quantity(
                 &cx.target,
                 c,
                 Side::Limits,
                 name,
-                raised,
+                &raised,
                 scalar_style(lim.value),
                 Applicability::Safe,
             )),
@@ -287,9 +292,17 @@ fn check_request_above_limit(cx: &Context, c: &Container, hits: &mut Vec<Hit>) {
     }
 }
 
-/// The limit RES001's fix writes: the request, so the fix never lowers it.
-fn raised_limit<'a>(request: &ResourceEntry<'a>) -> &'a str {
-    request.value.text().unwrap_or_default()
+/// The limit RES001's fix writes: the measured recommendation when there is one above the
+/// request, else the request itself, so the fix never lowers the request.
+fn raised_limit(
+    request: &ResourceEntry,
+    value: Quantity,
+    measured: Option<&(String, Quantity)>,
+) -> String {
+    match measured {
+        Some((text, m)) if *m > value => text.clone(),
+        _ => request.value.text().unwrap_or_default().to_string(),
+    }
 }
 
 #[cfg(test)]
