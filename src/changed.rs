@@ -10,9 +10,11 @@
 //! the same way: a base change brings in the objects it changes in every overlay that uses it,
 //! and the overlay's other objects stay out. When the render at REF fails (the root is new, or
 //! needs features only an external kustomize has), all its objects count as changed. A Helm
-//! release is judged whole: in scope when its chart, values or declaring manifest changed.
+//! release whose chart or values files changed is rendered again by the Helm engine from REF's
+//! files (copied to a temporary folder) and compared the same way; when its declaring manifest
+//! changed, it reads a file parameter, or it does not render at REF, all its objects count.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -23,8 +25,9 @@ use crate::fix::edit::plain;
 use crate::fix::patch::{relative_to, repo_root};
 use crate::k8s::workload::{objects_in, ObjectRef};
 use crate::lint::Run;
-use crate::renders::RenderSettings;
+use crate::renders::{HelmUnit, RenderSettings};
 use crate::source::discover::Input;
+use crate::source::helm::{HelmEngine, SetKind, ValuesSource};
 use crate::source::kustomize::{self, normalize, Sources};
 use crate::source::yaml::Node;
 use crate::source::yaml::Stream;
@@ -35,8 +38,9 @@ pub struct ChangedScope {
     /// Render units that read a changed file: the rendered objects that differ from the render
     /// at REF (`None`: it did not render at REF, every object counts).
     units: BTreeMap<usize, Option<HashSet<ObjectRef>>>,
-    /// Indices of the Helm releases whose chart, values or declaring manifest changed.
-    releases: BTreeSet<usize>,
+    /// Helm releases whose chart, values or declaring manifest changed: the rendered objects
+    /// that differ from the release rendered from REF's files (`None`: every object counts).
+    releases: BTreeMap<usize, Option<HashSet<ObjectRef>>>,
     /// Files read from REF, for the summary line.
     pub files_compared: usize,
 }
@@ -119,12 +123,71 @@ fn changed_in_render(
     )
 }
 
+/// The objects of a Helm release that differ from the release rendered from REF's chart and
+/// values files; `None` when that cannot be told (see the module documentation).
+fn changed_in_release(
+    unit: &HelmUnit,
+    repo: &Repository,
+    tree: &git2::Tree,
+    root: &Path,
+    engine: &HelmEngine,
+) -> Option<HashSet<ObjectRef>> {
+    let release = &unit.release;
+    if let Some(declared) = &release.declared_in {
+        if differs(blob_at(tree, root, declared).as_ref(), declared) {
+            return None; // inline values and parameters are today's
+        }
+    }
+    let reads_a_file_parameter = release.values.iter().any(|v| match v {
+        ValuesSource::Parameters { params, .. } => {
+            params.iter().any(|p| matches!(p.kind, SetKind::SetFile))
+        }
+        _ => false,
+    });
+    if reads_a_file_parameter {
+        return None;
+    }
+    // REF's chart and values files, at the same paths below a temporary root.
+    let tmp = crate::source::helm::TempDir::new().ok()?;
+    let at_ref = |path: &Path| -> Option<PathBuf> {
+        let rel = relative_to(path, root)?;
+        let blob = repo.find_blob(blob_at(tree, root, path)?.id()).ok()?;
+        let copy = tmp.path().join(rel);
+        std::fs::create_dir_all(copy.parent()?).ok()?;
+        std::fs::write(&copy, blob.content()).ok()?;
+        Some(copy)
+    };
+    let chart_files = files_under(&release.chart);
+    // A file new since REF is simply absent there; the chart itself must have existed.
+    let copied: Vec<_> = chart_files.iter().filter_map(|f| at_ref(f)).collect();
+    if copied.is_empty() {
+        return None;
+    }
+    let mut before = release.clone();
+    before.chart = tmp.path().join(relative_to(&release.chart, root)?);
+    for source in &mut before.values {
+        if let ValuesSource::File(path) = source {
+            *path = at_ref(path)?;
+        }
+    }
+    let rendered = engine.template(&before, None).ok()?;
+    let before = rendered_identities(rendered.stream.documents.iter().map(|d| &d.root));
+    let now = rendered_identities(unit.rendered.stream.documents.iter().map(|d| &d.root));
+    Some(
+        now.into_iter()
+            .filter(|(id, value)| before.get(id) != Some(value))
+            .map(|(id, _)| id)
+            .collect(),
+    )
+}
+
 /// Compares every linted file with its version at `reference`, and every render reading a
 /// changed file with its render from `reference`'s files.
 pub fn scope(
     run: &Run,
     reference: &str,
     settings: &RenderSettings,
+    helm: Option<&HelmEngine>,
 ) -> Result<ChangedScope, String> {
     let first = run
         .files
@@ -204,7 +267,11 @@ pub fn scope(
                 .iter()
                 .any(|p| differs(blob_at(&tree, &root, p).as_ref(), p))
         })
-        .map(|(i, _)| i)
+        .map(|(i, unit)| {
+            let objects =
+                helm.and_then(|engine| changed_in_release(unit, &repo, &tree, &root, engine));
+            (i, objects)
+        })
         .collect();
     Ok(ChangedScope {
         changed,
@@ -259,14 +326,24 @@ impl ChangedScope {
                 Some(None) => true,
                 None => false,
             },
-            (None, Some(release)) => self.releases.contains(&release),
+            (None, Some(release)) => match self.releases.get(&release) {
+                Some(Some(objects)) => objects.contains(&f.object),
+                Some(None) => true,
+                None => false,
+            },
             (None, None) => self.changed.contains(&(f.file, f.object.clone())),
         });
     }
 
     /// Changed objects: in plain files, and in renders that also rendered at REF.
     pub fn changed_objects(&self) -> usize {
-        let rendered: usize = self.units.values().flatten().map(HashSet::len).sum();
+        let rendered: usize = self
+            .units
+            .values()
+            .chain(self.releases.values())
+            .flatten()
+            .map(HashSet::len)
+            .sum();
         self.changed.len() + rendered
     }
 

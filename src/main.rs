@@ -300,10 +300,12 @@ fn lint(args: &LintArgs) -> u8 {
             None => linter.run(&args.common.paths),
         };
         if let Some(reference) = &args.changed_since {
-            let scope = gpulint::changed::scope(&run, reference, &linter.render).map_err(|e| {
-                eprintln!("error: {e}");
-                EXIT_ERROR
-            })?;
+            let scope =
+                gpulint::changed::scope(&run, reference, &linter.render, linter.helm.as_ref())
+                    .map_err(|e| {
+                        eprintln!("error: {e}");
+                        EXIT_ERROR
+                    })?;
             scope.retain(&mut run);
             if !quiet {
                 eprintln!(

@@ -336,6 +336,11 @@ const NOT_WORKLOADS: &[&str] = &[
     "MutatingWebhookConfiguration",
     "ConfigMap",
     "Secret",
+    // GitOps declarations: their Helm values (`valuesObject`, `spec.values`) hold resources
+    // blocks of the chart, which are linted where they land, in the release's render.
+    "Application",
+    "ApplicationSet",
+    "HelmRelease",
 ];
 
 fn query<'a>(root: &'a Node, path: &CompiledPath) -> Vec<(&'a Node, String)> {
@@ -664,6 +669,29 @@ mod tests {
             w.containers[0].path,
             "$['items'][0]['spec']['containers'][0]"
         );
+    }
+
+    #[test]
+    fn gitops_declarations_are_not_workloads() {
+        for (api, kind, values) in [
+            (
+                "argoproj.io/v1alpha1",
+                "Application",
+                "source: {helm: {valuesObject:",
+            ),
+            (
+                "helm.toolkit.fluxcd.io/v2",
+                "HelmRelease",
+                "values: {x: {y:",
+            ),
+        ] {
+            let s = Stream::parse(&format!(
+                "apiVersion: {api}\nkind: {kind}\nmetadata: {{name: a}}\nspec:\n  {values} {{worker: {{resources: {{limits: {{nvidia.com/gpu: 1}}}}}}}}}}}}\n"
+            ));
+            assert_eq!(s.documents.len(), 1, "{kind}");
+            let obj = objects(&s.documents[0]).remove(0);
+            assert!(Workload::of(obj, &Catalog::builtin()).is_none(), "{kind}");
+        }
     }
 
     #[test]

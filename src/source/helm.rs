@@ -1004,11 +1004,15 @@ struct Output {
     stderr: Vec<u8>,
 }
 
-/// Makes a private temporary folder, removed on drop.
-struct TempDir(PathBuf);
+/// Makes a private temporary folder (created exclusively), removed on drop.
+pub struct TempDir(PathBuf);
 
 impl TempDir {
-    fn new() -> std::io::Result<TempDir> {
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+
+    pub fn new() -> std::io::Result<TempDir> {
         static COUNTER: AtomicU64 = AtomicU64::new(0);
         let base = std::env::temp_dir();
         loop {
