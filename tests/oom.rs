@@ -115,7 +115,7 @@ fn a_kill_above_the_observed_max_raises_from_the_limit_it_hit() {
     assert_eq!(code, 1);
     assert_eq!(found.len(), 1, "{found:?}");
     let msg = found[0]["message"].as_str().unwrap_or_default();
-    assert!(msg.contains("at a 31.2Gi limit"), "{msg}");
+    assert!(msg.contains("at a memory limit of 31.2Gi"), "{msg}");
     assert!(
         msg.contains("set memory requests = limits to 38Gi"),
         "{msg}"
@@ -246,7 +246,7 @@ fn after_the_fix_the_kill_is_an_info_at_the_limit() {
     assert_eq!(f["severity"], "info");
     assert_eq!(f["line"], 23, "the limit's line: {f}");
     let msg = f["message"].as_str().unwrap_or_default();
-    assert!(msg.contains("at a 16Gi limit"), "{msg}");
+    assert!(msg.contains("at a memory limit of 16Gi"), "{msg}");
     assert!(
         msg.contains("the limit is now 20Gi, at or above the recommendation"),
         "{msg}"

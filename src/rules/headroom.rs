@@ -332,7 +332,9 @@ fn oom_hit(
         .container(c);
     };
     let at = match rec.oom_reference {
-        Some(OomReference::MeasuredLimit(l)) => format!(" at a {} limit", quantity_text(l)),
+        Some(OomReference::MeasuredLimit(l)) => {
+            format!(" at a memory limit of {}", quantity_text(l))
+        }
         // The snapshot does not say which limit was hit: the bump starts from the observed
         // max, which sampling may have left below it.
         _ => " (no limit measured: bumped from the observed max)".to_string(),
