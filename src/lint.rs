@@ -199,7 +199,7 @@ impl Linter {
             }
             (None, false) => {
                 notes.push(format!(
-                    "{} Helm chart(s) not linted: no helm binary (install helm, or pass --helm PATH / `helm:` in .gpulint.yaml)",
+                    "{} Helm chart(s) not linted: no helm binary (install helm, or pass --helm PATH or set GPULINT_HELM)",
                     found.charts.len()
                 ));
                 Vec::new()
