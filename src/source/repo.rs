@@ -19,7 +19,8 @@ pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
 /// The repository `path` belongs to, like `git rev-parse --show-toplevel` without running git:
 /// the nearest folder at or above `path` (as written, made absolute, `..` removed) that holds a
 /// `.git` folder or file (worktrees and submodules have a file), canonicalized. Outside a git
-/// work tree: `path` itself when it is a real folder, else the folder it is in. A path that is a
+/// work tree: the working directory when `path` is below it, else `path` itself when it is a
+/// real folder, else the folder it is in. A path that is a
 /// symlink is judged from where it is written, not from where it points, so a link to `/` does
 /// not make `/` the repository.
 pub fn repository_of(path: &Path) -> PathBuf {
@@ -29,6 +30,13 @@ pub fn repository_of(path: &Path) -> PathBuf {
         .find(|dir| std::fs::symlink_metadata(dir.join(".git")).is_ok());
     let root = match found {
         Some(dir) => dir.to_path_buf(),
+        None if std::env::current_dir()
+            .ok()
+            .map(|cwd| normalize(&cwd))
+            .is_some_and(|cwd| lexical.starts_with(&cwd)) =>
+        {
+            normalize(&std::env::current_dir().unwrap_or_default())
+        }
         None => {
             let is_real_dir = std::fs::symlink_metadata(&lexical).is_ok_and(|m| m.is_dir());
             if is_real_dir {
