@@ -388,7 +388,12 @@ fn invalid_name(what: &str, value: &str, release: &str) -> String {
     } else {
         "a DNS-1123 subdomain: lowercase letters, digits, '-' and '.', at most 53 characters"
     };
-    format!("{what} {value:?} of release {release} is not {rule}; the release is not rendered")
+    let of = if what == "namespace" {
+        format!(" of release {release}")
+    } else {
+        String::new()
+    };
+    format!("{what} {value:?}{of} is not {rule}; the release is not rendered")
 }
 
 /// Argo CD `Application` sources that are local charts. Values are applied in Argo CD's
