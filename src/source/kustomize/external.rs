@@ -28,10 +28,13 @@ fn on_path(name: &str) -> Option<PathBuf> {
 /// included), nothing that needs Helm. Only then does the tool run, so what it reads is what
 /// gpulint checked.
 fn check_tree(dir: &Path, sources: &dyn Sources, options: &Options) -> Result<(), RenderError> {
+    // No boundary (a library caller's choice, as for the built-in renderer): the filesystem
+    // root, so only remoteness, Helm and file types are checked. The CLI always sets one.
     let boundary = options
         .boundary
-        .clone()
-        .unwrap_or_else(|| crate::source::repo::repository_of(dir));
+        .as_deref()
+        .map(normalize)
+        .unwrap_or_else(|| PathBuf::from("/"));
     let mut todo = vec![normalize(dir)];
     let mut seen = std::collections::HashSet::new();
     while let Some(d) = todo.pop() {
