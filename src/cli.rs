@@ -47,9 +47,9 @@ pub struct CommonArgs {
     /// in or below its folder) or `none`. Nothing outside the repository is ever read.
     #[arg(long, value_enum, value_name = "R")]
     pub load_restrictor: Option<LoadRestrictorArg>,
-    /// The `helm` binary that renders charts (default: the config's `helm:`, else `helm` on
-    /// PATH).
-    #[arg(long, value_name = "PATH")]
+    /// The `helm` binary that renders charts (default: `helm` on PATH). Never read from a
+    /// repository file.
+    #[arg(long, value_name = "PATH", env = "GPULINT_HELM")]
     pub helm: Option<PathBuf>,
 }
 
@@ -63,9 +63,9 @@ pub enum LoadRestrictorArg {
 pub struct RenderArgs {
     /// The kustomization folder, or a Helm chart's folder.
     pub dir: PathBuf,
-    /// The `helm` binary that renders a chart (default: the config's `helm:`, else `helm` on
-    /// PATH).
-    #[arg(long, value_name = "PATH")]
+    /// The `helm` binary that renders a chart (default: `helm` on PATH). Never read from a
+    /// repository file.
+    #[arg(long, value_name = "PATH", env = "GPULINT_HELM")]
     pub helm: Option<PathBuf>,
     /// Which files a kustomization may read (`root-only`, the default, or `none`).
     #[arg(long, value_enum, value_name = "R")]

@@ -1,6 +1,6 @@
 //! `.gpulint.yaml`: rule severities and enablement, excludes, extra GPU resource names, extra
-//! workload kinds, the Kueue requirement, path-scoped ignores and Helm charts (`charts:`,
-//! `helm:`). Decoding is strict: an unknown
+//! workload kinds, the Kueue requirement, path-scoped ignores and Helm charts (`charts:`; the
+//! `helm` binary is never named here). Decoding is strict: an unknown
 //! key or a wrong type is an error with its file, line and column.
 
 use std::collections::BTreeMap;
@@ -52,9 +52,6 @@ pub struct Config {
     pub path_namespaces: Vec<(GlobSet, String)>,
     /// Helm releases to render (`charts:`), besides those Argo CD and Flux manifests declare.
     pub charts: Vec<ChartEntry>,
-    /// The `helm` binary (`helm:`); a relative path with a `/` is relative to the config's folder,
-    /// a bare name is looked up on `PATH`.
-    pub helm: Option<PathBuf>,
     /// A metrics snapshot in the repository (`metrics:`, relative to the config's folder),
     /// resolved and checked to be inside the repository; `--metrics`/`--prometheus` win.
     pub metrics: Option<PathBuf>,
@@ -358,10 +355,41 @@ impl Config {
                     offset: item.span.start(),
                     message: "`charts` entry: missing required key `path`".into(),
                 })?;
-                let release = f.string("release")?;
-                let namespace = f.string("namespace")?;
+                let release = f.string_at("release")?;
+                let namespace = f.string_at("namespace")?;
+                let value_nodes: Vec<Node> = item
+                    .get("values")
+                    .and_then(Node::as_seq)
+                    .map(<[Node]>::to_vec)
+                    .unwrap_or_default();
                 let values = f.string_list("values")?;
                 f.finish()?;
+                // Names reach `helm template`: only names Helm accepts.
+                if let Some((name, at)) = &release {
+                    if !crate::source::helm::is_release_name(name) {
+                        return Err(DecodeError {
+                            offset: *at,
+                            message: format!("`charts` entry: release {name:?} is not a DNS-1123 subdomain (lowercase letters, digits, '-' and '.', at most 53 characters)"),
+                        });
+                    }
+                }
+                if let Some((ns, at)) = &namespace {
+                    if !crate::source::helm::is_namespace(ns) {
+                        return Err(DecodeError {
+                            offset: *at,
+                            message: format!("`charts` entry: namespace {ns:?} is not a DNS-1123 label (lowercase letters, digits and '-', at most 63 characters)"),
+                        });
+                    }
+                }
+                for (written, node) in values.iter().zip(&value_nodes) {
+                    check_values_path(config.path.as_deref(), written).map_err(|message| {
+                        DecodeError {
+                            offset: node.span.start(),
+                            message,
+                        }
+                    })?;
+                }
+                let (release, namespace) = (release.map(|r| r.0), namespace.map(|n| n.0));
                 config.charts.push(ChartEntry {
                     path: PathBuf::from(path),
                     release,
@@ -370,12 +398,11 @@ impl Config {
                 });
             }
         }
-        if let Some(helm) = fields.string("helm")? {
-            let p = PathBuf::from(&helm);
-            let base = config.path.as_ref().and_then(|p| p.parent());
-            config.helm = Some(match base {
-                Some(dir) if p.is_relative() && helm.contains('/') => dir.join(p),
-                _ => p,
+        // A repository file never names a program: a pull request could point it at a script.
+        if let Some(node) = fields.take("helm") {
+            return Err(DecodeError {
+                offset: node.span.start(),
+                message: "`helm:` is not read from a repository file (a pull request could name any program): pass `--helm PATH` or set GPULINT_HELM, else `helm` is looked up on PATH".into(),
             });
         }
         if let Some(node) = fields.take("prometheus") {
@@ -447,12 +474,19 @@ impl Config {
     }
 
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
-            file: path.display().to_string(),
-            line: 1,
-            column: 1,
-            message: format!("cannot read config: {e}"),
-        })?;
+        // A regular file of bounded size: a FIFO named `.gpulint.yaml` must not hang the run.
+        let text = crate::source::repo::read_file(path, None)
+            .map_err(std::io::Error::from)
+            .and_then(|bytes| {
+                String::from_utf8(bytes)
+                    .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+            })
+            .map_err(|e| ConfigError {
+                file: path.display().to_string(),
+                line: 1,
+                column: 1,
+                message: format!("cannot read config: {e}"),
+            })?;
         Config::parse(&text, path)
     }
 
@@ -536,6 +570,28 @@ impl Config {
     }
 }
 
+/// A `charts:` values file (relative to the repository root): never outside the repository,
+/// symlinks followed, and a regular file when it exists (a missing one is Helm's error).
+fn check_values_path(config: Option<&Path>, written: &str) -> Result<(), String> {
+    let folder = match config.and_then(Path::parent) {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let root = crate::source::repo::repository_of(&folder);
+    let path = crate::source::kustomize::normalize(&root.join(written.trim_start_matches('/')));
+    if !path.starts_with(&root) {
+        return Err(format!(
+            "`charts` values file {written} is outside the repository ({}): gpulint never reads it",
+            root.display()
+        ));
+    }
+    if std::fs::symlink_metadata(&path).is_ok() {
+        crate::source::repo::check_file(&path, Some(&root))
+            .map_err(|refused| format!("`charts` values file {written} {refused}"))?;
+    }
+    Ok(())
+}
+
 /// A path the config names, relative to the config's folder, resolved (symlinks followed) and
 /// required to be inside the repository the config is in (its git work tree, else its folder):
 /// repository content is data, and a config must not make gpulint read files elsewhere.
@@ -547,21 +603,17 @@ fn resolve_inside_repository(config: &Path, written: &Path) -> Result<PathBuf, S
     };
     let folder = std::fs::canonicalize(&folder)
         .map_err(|e| format!("`metrics: {shown}`: {}: {e}", folder.display()))?;
-    let root = git2::Repository::discover(&folder)
-        .ok()
-        .and_then(|repo| repo.workdir().and_then(|w| std::fs::canonicalize(w).ok()))
-        .filter(|root| folder.starts_with(root))
-        .unwrap_or_else(|| folder.clone());
-    let resolved = std::fs::canonicalize(folder.join(written))
-        .map_err(|e| format!("`metrics: {shown}`: cannot read the snapshot: {e}"))?;
-    if !resolved.starts_with(&root) {
-        return Err(format!(
+    let root = crate::source::repo::repository_of(&folder);
+    use crate::source::repo::Refused;
+    match crate::source::repo::resolve_inside(&folder.join(written), Some(&root)) {
+        Ok(resolved) => Ok(resolved),
+        Err(Refused::Outside { real, root }) => Err(format!(
             "`metrics: {shown}` resolves to {}, outside the repository ({}): gpulint reads only snapshots inside it",
-            resolved.display(),
+            real.display(),
             root.display()
-        ));
+        )),
+        Err(e) => Err(format!("`metrics: {shown}`: cannot read the snapshot: {e}")),
     }
-    Ok(resolved)
 }
 
 /// `root-only` / `none`, also in kustomize's own spelling (`LoadRestrictionsRootOnly`).
@@ -680,9 +732,8 @@ mod tests {
     }
 
     #[test]
-    fn helm_charts_and_binary() {
-        let c = parse("helm: tools/helm\ncharts:\n- path: charts/llm\n  release: llm-prod\n  namespace: serving\n  values: [envs/prod.yaml, envs/gpu.yaml]\n- path: charts/other\n").unwrap();
-        assert_eq!(c.helm.as_deref(), Some(Path::new("repo/tools/helm")));
+    fn helm_charts() {
+        let c = parse("charts:\n- path: charts/llm\n  release: llm-prod\n  namespace: serving\n  values: [envs/prod.yaml, envs/gpu.yaml]\n- path: charts/other\n").unwrap();
         assert_eq!(
             c.charts[0],
             ChartEntry {
@@ -697,10 +748,6 @@ mod tests {
         );
         assert_eq!(c.charts[1].release, None);
         assert!(c.charts[1].values.is_empty());
-        assert_eq!(
-            parse("helm: helm\n").unwrap().helm.as_deref(),
-            Some(Path::new("helm"))
-        );
         let e = parse("charts:\n- path: charts/x\n  relase: y\n").unwrap_err();
         assert_eq!((e.line, e.column), (3, 3));
         assert!(e.message.contains("unknown key `relase`"), "{}", e.message);
@@ -712,8 +759,26 @@ mod tests {
         );
         let e = parse("charts: {path: x}\n").unwrap_err();
         assert_eq!(e.line, 1);
-        let e = parse("helm: [a]\n").unwrap_err();
-        assert!(e.message.contains("expected a string"), "{}", e.message);
+    }
+
+    #[test]
+    fn a_config_never_names_the_helm_binary() {
+        for text in ["helm: ./evil.sh\n", "rules: {}\nhelm: [a]\n"] {
+            let e = parse(text).unwrap_err();
+            assert!(
+                e.message
+                    .contains("`helm:` is not read from a repository file"),
+                "{}",
+                e.message
+            );
+            assert!(
+                e.message.contains("--helm PATH") && e.message.contains("GPULINT_HELM"),
+                "{}",
+                e.message
+            );
+        }
+        let e = parse("rules: {}\nhelm: ./evil.sh\n").unwrap_err();
+        assert_eq!((e.line, e.column), (2, 7));
     }
 
     #[test]

@@ -179,7 +179,7 @@ impl Linter {
             &self.render,
             &mut errors,
         );
-        let mut notes = Vec::new();
+        let mut notes = found.notes;
         let releases = match (&self.helm, found.charts.is_empty()) {
             (_, true) => Vec::new(),
             (Some(engine), false) => {
@@ -199,7 +199,7 @@ impl Linter {
             }
             (None, false) => {
                 notes.push(format!(
-                    "{} Helm chart(s) not linted: no helm binary (install helm, or pass --helm PATH / `helm:` in .gpulint.yaml)",
+                    "{} Helm chart(s) not linted: no helm binary (install helm, or pass --helm PATH or set GPULINT_HELM)",
                     found.charts.len()
                 ));
                 Vec::new()
@@ -605,7 +605,10 @@ impl Linter {
 fn load_input(input: Input) -> Result<SourceFile, InputError> {
     let name = input.display();
     let bytes = match &input {
-        Input::File(path) => std::fs::read(path),
+        // A regular file of bounded size (a FIFO would block forever).
+        Input::File(path) => {
+            crate::source::repo::read_file(path, None).map_err(std::io::Error::from)
+        }
         Input::Stdin => {
             let mut buf = Vec::new();
             std::io::stdin().read_to_end(&mut buf).map(|_| buf)

@@ -115,8 +115,8 @@ fn linter_for(config: Config, selection: Selection, common: &CommonArgs) -> Lint
     let restrictor = common.load_restrictor;
     let mut linter = Linter::new(config, selection);
     linter.render = render_settings(&linter.config, restrictor, &common.paths);
-    let helm = common.helm.clone().or_else(|| linter.config.helm.clone());
-    linter.helm = gpulint::source::helm::HelmEngine::find(helm.as_deref());
+    // Only the command line and the environment name the program (never a repository file).
+    linter.helm = gpulint::source::helm::HelmEngine::find(common.helm.as_deref());
     linter
 }
 
@@ -131,15 +131,13 @@ fn render_settings(
         Some(LoadRestrictorArg::None) => LoadRestrictor::None,
         None => config.load_restrictor.unwrap_or_default(),
     };
-    // The repository of the first path (else the working directory) bounds every read.
+    // The repository of the first path bounds every read.
     let first = paths
         .iter()
         .find(|p| p.as_os_str() != "-")
         .cloned()
         .unwrap_or_else(|| PathBuf::from("."));
-    let boundary = gpulint::fix::patch::repo_root(&first)
-        .or_else(|| std::env::current_dir().ok())
-        .map(|p| normalize(&p));
+    let boundary = Some(normalize(&gpulint::source::repo::repository_of(&first)));
     gpulint::renders::RenderSettings {
         load_restrictor,
         boundary,
@@ -206,7 +204,7 @@ fn render_chart(
     let linter = linter_for(config, Selection::default(), common);
     let Some(engine) = &linter.helm else {
         eprintln!(
-            "error: {}: a Helm chart, and no helm binary (install helm, or pass --helm PATH / `helm:` in .gpulint.yaml)",
+            "error: {}: a Helm chart, and no helm binary (install helm, or pass --helm PATH or set GPULINT_HELM)",
             dir.display()
         );
         return EXIT_ERROR;

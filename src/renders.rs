@@ -143,7 +143,10 @@ impl Sources for RunSources {
             None => {
                 let parsed = match self.overrides.get(&path) {
                     Some(text) => Stream::parse(text),
-                    None => Stream::parse_bytes(&std::fs::read(&path)?),
+                    None => Stream::parse_bytes(&crate::source::repo::read_file(
+                        &path,
+                        self.boundary.as_deref(),
+                    )?),
                 };
                 let i = state.entries.len();
                 state.entries.push(SourceEntry {
@@ -208,9 +211,14 @@ pub fn render_root(
     match kustomize::render(dir, sources, &options) {
         Err(e) if e.kind == kustomize::RenderErrorKind::Unsupported => {
             kustomize::render_external(dir, sources, &options).map_err(|external| {
-                kustomize::RenderError {
-                    message: format!("{} ({})", e.message, external.message),
-                    ..e
+                match external.kind {
+                    // The checks before the external tool runs name their own file and line.
+                    kustomize::RenderErrorKind::Remote
+                    | kustomize::RenderErrorKind::LoadRestrictor => external,
+                    _ => kustomize::RenderError {
+                        message: format!("{} ({})", e.message, external.message),
+                        ..e
+                    },
                 }
             })
         }

@@ -46,6 +46,8 @@ pub struct Discovered {
     /// rendered with their releases instead.
     pub charts: Vec<PathBuf>,
     pub errors: Vec<String>,
+    /// What the walk skipped and why (symlinks leaving the repository, FIFOs named `*.yaml`).
+    pub notes: Vec<String>,
 }
 
 fn is_kustomization(path: &Path) -> bool {
@@ -91,6 +93,31 @@ pub fn discover(paths: &[PathBuf], config: &Config, repo_root: Option<&Path>) ->
             found.inputs.push(Input::Stdin);
             continue;
         }
+        // The command line may name a path, but not make gpulint follow a link in it out of
+        // the repository the path is in (pre-commit passes files a pull request may add).
+        let repository = crate::source::repo::repository_of(path);
+        match crate::source::repo::resolve_inside(path, Some(&repository)) {
+            Ok(_) => {}
+            Err(crate::source::repo::Refused::Io(e))
+                if e.kind() == std::io::ErrorKind::NotFound =>
+            {
+                found
+                    .errors
+                    .push(format!("{}: no such file or directory", path.display()));
+                continue;
+            }
+            Err(refused) => {
+                found.errors.push(format!("{}: {refused}", path.display()));
+                continue;
+            }
+        }
+        if !path.is_file() && !path.is_dir() {
+            let refused = crate::source::repo::check_file(path, None)
+                .err()
+                .map_or_else(|| "not a regular file".to_string(), |r| r.to_string());
+            found.errors.push(format!("{}: {refused}", path.display()));
+            continue;
+        }
         if path.is_file() {
             // A chart's file (values, template, Chart.yaml): lint the chart's releases.
             if let Some(chart) = enclosing_chart(path) {
@@ -113,12 +140,6 @@ pub fn discover(paths: &[PathBuf], config: &Config, repo_root: Option<&Path>) ->
                 found.inputs.push(Input::File(path.clone()));
                 found.explicit.push(normalize(path));
             }
-            continue;
-        }
-        if !path.is_dir() {
-            found
-                .errors
-                .push(format!("{}: no such file or directory", path.display()));
             continue;
         }
         // A chart folder (or a folder inside one, like its templates/) is rendered as a chart,
@@ -155,6 +176,10 @@ pub fn discover(paths: &[PathBuf], config: &Config, repo_root: Option<&Path>) ->
                 Ok(e) => {
                     let p = e.path();
                     let is_file = e.file_type().is_some_and(|t| t.is_file());
+                    if let Some(note) = skipped(&e, &repository, config) {
+                        found.notes.push(note);
+                        continue;
+                    }
                     if is_file && is_kustomization(p) {
                         if !config.is_excluded(p) {
                             if let Some(parent) = p.parent() {
@@ -212,6 +237,35 @@ pub fn discover(paths: &[PathBuf], config: &Config, repo_root: Option<&Path>) ->
     let mut seen_charts = std::collections::HashSet::new();
     found.charts.retain(|c| seen_charts.insert(c.clone()));
     found
+}
+
+/// Why the walk skips an entry that is neither a file nor a folder, when a person should know:
+/// a symlink that leaves the repository (never followed), a FIFO or device with a manifest's
+/// name (never opened: a FIFO blocks a read forever). Symlinks inside are not followed either
+/// (what they point at is walked where it is).
+fn skipped(entry: &ignore::DirEntry, repository: &Path, config: &Config) -> Option<String> {
+    let kind = entry.file_type()?;
+    if kind.is_file() || kind.is_dir() {
+        return None;
+    }
+    let p = entry.path();
+    if config.is_excluded(p) {
+        return None;
+    }
+    if kind.is_symlink() {
+        return match crate::source::repo::resolve_inside(p, Some(repository)) {
+            Err(refused @ crate::source::repo::Refused::Outside { .. }) => Some(format!(
+                "{}: symbolic link skipped: it {refused}",
+                p.display()
+            )),
+            _ => None,
+        };
+    }
+    if is_yaml(p) {
+        let refused = crate::source::repo::check_file(p, None).err()?;
+        return Some(format!("{}: skipped: {refused}", p.display()));
+    }
+    None
 }
 
 /// Whether every file is ignored by git (a scratch file no kustomization in the repo reads:

@@ -348,13 +348,52 @@ fn repo_path(repo_root: &Path, base: &Path, written: &str) -> Result<PathBuf, St
     if !path.starts_with(repo_root) || path.components().any(|c| c == Component::ParentDir) {
         return Err(outside());
     }
-    // A symbolic link inside the repository may point outside it.
-    if let (Ok(real), Ok(root)) = (path.canonicalize(), repo_root.canonicalize()) {
-        if !real.starts_with(&root) {
-            return Err(outside());
-        }
+    // A symbolic link inside the repository may point outside it; a FIFO or device would
+    // hang or flood the read. A missing file is the caller's to report.
+    if std::fs::symlink_metadata(&path).is_ok() {
+        crate::source::repo::check_file(&path, Some(repo_root))
+            .map_err(|refused| format!("{written} {refused}"))?;
     }
     Ok(path)
+}
+
+/// Whether `name` is a Helm release name: a DNS-1123 subdomain of at most 53 characters (Helm's
+/// own rule). Names come from manifests: checked, a name cannot reach `helm` as a flag.
+pub fn is_release_name(name: &str) -> bool {
+    name.len() <= 53 && is_dns1123_subdomain(name)
+}
+
+/// Whether `ns` is a namespace name: a DNS-1123 label (at most 63 characters).
+pub fn is_namespace(ns: &str) -> bool {
+    ns.len() <= 63 && is_dns1123_label(ns)
+}
+
+fn is_dns1123_label(s: &str) -> bool {
+    let bytes = s.as_bytes();
+    let alnum = |b: &u8| b.is_ascii_lowercase() || b.is_ascii_digit();
+    !bytes.is_empty()
+        && bytes.iter().all(|b| alnum(b) || *b == b'-')
+        && bytes.first().is_some_and(alnum)
+        && bytes.last().is_some_and(alnum)
+}
+
+fn is_dns1123_subdomain(s: &str) -> bool {
+    s.len() <= 253 && s.split('.').all(is_dns1123_label)
+}
+
+/// The error for a release name or namespace a manifest gives that Helm must not be handed.
+fn invalid_name(what: &str, value: &str, release: &str) -> String {
+    let rule = if what == "namespace" {
+        "a DNS-1123 label: lowercase letters, digits and '-', at most 63 characters"
+    } else {
+        "a DNS-1123 subdomain: lowercase letters, digits, '-' and '.', at most 53 characters"
+    };
+    let of = if what == "namespace" {
+        format!(" of release {release}")
+    } else {
+        String::new()
+    };
+    format!("{what} {value:?}{of} is not {rule}; the release is not rendered")
 }
 
 /// Argo CD `Application` sources that are local charts. Values are applied in Argo CD's
@@ -394,12 +433,27 @@ fn argo_releases(
             continue;
         };
         let helm = source.get("helm");
+        let name_node = helm
+            .and_then(|h| h.get("releaseName"))
+            .or_else(|| root.get_path(&["metadata", "name"]));
         let name = helm
             .and_then(|h| h.get_str("releaseName"))
             .or(app_name)
             .unwrap_or("release");
         let mut values = Vec::new();
         let mut renderable = true;
+        if !is_release_name(name) {
+            errors.push(at.error(
+                name_node.unwrap_or(root),
+                invalid_name("release name", name, name),
+            ));
+            renderable = false;
+        }
+        if !is_namespace(namespace) {
+            let node = spec.get_path(&["destination", "namespace"]).unwrap_or(root);
+            errors.push(at.error(node, invalid_name("namespace", namespace, name)));
+            renderable = false;
+        }
         let chart_dir = index.key(&chart);
         let ignore_missing = helm
             .and_then(|h| h.get("ignoreMissingValueFiles"))
@@ -510,7 +564,7 @@ fn argo_releases(
                 continue;
             };
             let content = repo_path(repo_root, &chart_dir, written).and_then(|file| {
-                std::fs::read(&file)
+                crate::source::repo::read_file(&file, Some(repo_root))
                     .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
                     .map_err(|e| format!("{written} cannot be read ({}): {e}", file.display()))
             });
@@ -581,6 +635,26 @@ fn flux_release(
         (None, None, Some(n)) => n.to_string(),
         _ => return,
     };
+    let mut renderable = true;
+    if !is_release_name(&release_name) {
+        let node = spec
+            .get("releaseName")
+            .or_else(|| root.get_path(&["metadata", "name"]))
+            .unwrap_or(root);
+        errors.push(at.error(
+            node,
+            invalid_name("release name", &release_name, &release_name),
+        ));
+        renderable = false;
+    }
+    if !is_namespace(namespace) {
+        let node = spec
+            .get("targetNamespace")
+            .or_else(|| root.get_path(&["metadata", "namespace"]))
+            .unwrap_or(root);
+        errors.push(at.error(node, invalid_name("namespace", namespace, &release_name)));
+        renderable = false;
+    }
     let mut values = Vec::new();
     // Values files are paths in the source (here: the repository).
     let mut files: Vec<&Node> = Vec::new();
@@ -592,7 +666,6 @@ fn flux_release(
             files.extend(list.iter());
         }
     }
-    let mut renderable = true;
     for node in files {
         let Some(f) = node.text() else { continue };
         match repo_path(repo_root, repo_root, f.trim_start_matches("./")) {
@@ -1187,17 +1260,36 @@ impl HelmEngine {
             }
             files.push(write("override.json".into(), v.to_string().as_bytes())?);
         }
-        let mut args: Vec<&std::ffi::OsStr> = vec![
-            "template".as_ref(),
-            release.name.as_ref(),
-            release.chart.as_os_str(),
-            "--namespace".as_ref(),
-            release.namespace.as_ref(),
-        ];
-        for f in &files {
-            args.push("--values".as_ref());
-            args.push(f.as_os_str());
+        // Names come from manifests: never handed to helm unless they are names, flags take
+        // their value in the same argument, and the positional arguments follow `--`.
+        if !is_release_name(&release.name) {
+            return Err(values_err(invalid_name(
+                "release name",
+                &release.name,
+                &release.name,
+            )));
         }
+        if !is_namespace(&release.namespace) {
+            return Err(values_err(invalid_name(
+                "namespace",
+                &release.namespace,
+                &release.name,
+            )));
+        }
+        let namespace = format!("--namespace={}", release.namespace);
+        let values: Vec<std::ffi::OsString> = files
+            .iter()
+            .map(|f| {
+                let mut arg = std::ffi::OsString::from("--values=");
+                arg.push(f);
+                arg
+            })
+            .collect();
+        let mut args: Vec<&std::ffi::OsStr> = vec!["template".as_ref(), namespace.as_ref()];
+        args.extend(values.iter().map(|v| v.as_os_str()));
+        args.push("--".as_ref());
+        args.push(release.name.as_ref());
+        args.push(release.chart.as_os_str());
         let out = self.run(&args)?.ok_or_else(|| HelmError::Timeout {
             chart: release.chart.clone(),
             release: release.name.clone(),
@@ -1374,7 +1466,10 @@ enum LayerValues {
 }
 
 fn read_yaml(path: &Path) -> Result<Option<Node>, std::io::Error> {
-    let text = std::fs::read_to_string(path)?;
+    // Checked inside the repository when declared; here: a regular file, size-capped.
+    let bytes = crate::source::repo::read_file(path, None)?;
+    let text = String::from_utf8(bytes)
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))?;
     Ok(Stream::parse(&text)
         .documents
         .into_iter()

@@ -5,4 +5,5 @@ pub mod discover;
 pub mod helm;
 mod jsonpath;
 pub mod kustomize;
+pub mod repo;
 pub mod yaml;

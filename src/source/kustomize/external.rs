@@ -22,7 +22,184 @@ fn on_path(name: &str) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-/// Runs the external tool on `dir`; the YAML stream it printed.
+/// Every path a kustomization tree names, checked before the external tool may read it: no
+/// remote resource (the tool would fetch it or run `git`/`ssh`), every local path inside the
+/// repository once symlinks are followed (under `LoadRestrictionsNone` too, generators
+/// included), nothing that needs Helm. Only then does the tool run, so what it reads is what
+/// gpulint checked.
+fn check_tree(dir: &Path, sources: &dyn Sources, options: &Options) -> Result<(), RenderError> {
+    // No boundary (a library caller's choice, as for the built-in renderer): the filesystem
+    // root, so only remoteness, Helm and file types are checked. The CLI always sets one.
+    let boundary = options
+        .boundary
+        .as_deref()
+        .map(normalize)
+        .unwrap_or_else(|| PathBuf::from("/"));
+    let mut todo = vec![normalize(dir)];
+    let mut seen = std::collections::HashSet::new();
+    while let Some(d) = todo.pop() {
+        if !seen.insert(d.clone()) {
+            continue;
+        }
+        if seen.len() > 10_000 {
+            return Err(RenderError::new(
+                RenderErrorKind::External,
+                dir,
+                None,
+                "more than 10000 kustomizations: not rendered",
+            ));
+        }
+        let Some(kf) = find_kustomization(&d, sources) else {
+            continue; // the tool reports a missing kustomization
+        };
+        let stream = sources.load(&kf).map_err(|e| {
+            RenderError::new(
+                RenderErrorKind::Io,
+                &kf,
+                None,
+                format!("reading '{}': {e}", kf.display()),
+            )
+        })?;
+        let Some(root) = stream.documents.first().map(|doc| &doc.root) else {
+            continue;
+        };
+        if let Some(e) = kustomization::first_remote(root, &kf) {
+            return Err(e);
+        }
+        for entry in root.as_map().unwrap_or_default() {
+            let Some(key) = entry.key.text() else {
+                continue;
+            };
+            let value = &entry.value;
+            let refuse = |node: &Node, message: String| {
+                RenderError::new(
+                    RenderErrorKind::LoadRestrictor,
+                    &kf,
+                    Some(node.span),
+                    message,
+                )
+            };
+            if matches!(
+                key,
+                "helmCharts" | "helmChartInflationGenerator" | "helmGlobals"
+            ) {
+                return Err(refuse(
+                    &entry.key,
+                    format!("`{key}` not rendered: gpulint does not let kustomize run helm"),
+                ));
+            }
+            // (node, path as written, whether a folder is allowed there)
+            let mut paths: Vec<(&Node, &str, bool)> = Vec::new();
+            match key {
+                "resources" | "bases" | "components" => {
+                    for item in strings(value) {
+                        if let Some(t) = item.text() {
+                            paths.push((item, t, true));
+                        }
+                    }
+                }
+                "crds"
+                | "configurations"
+                | "patchesStrategicMerge"
+                | "transformers"
+                | "generators"
+                | "validators" => {
+                    // A string with a line break is an inline document, not a path.
+                    for item in strings(value) {
+                        if let Some(t) = item.text().filter(|t| !t.contains('\n')) {
+                            paths.push((item, t, key != "crds" && key != "configurations"));
+                        }
+                    }
+                }
+                "patches" | "patchesJson6902" | "replacements" => {
+                    for item in strings(value) {
+                        if let Some(p) = item.get("path") {
+                            if let Some(t) = p.text() {
+                                paths.push((p, t, false));
+                            }
+                        }
+                    }
+                }
+                "openapi" => {
+                    if let Some(p) = value.get("path") {
+                        if let Some(t) = p.text() {
+                            paths.push((p, t, false));
+                        }
+                    }
+                }
+                "configMapGenerator" | "secretGenerator" => {
+                    for generator in strings(value) {
+                        for field in ["files", "envs", "env"] {
+                            for item in generator.get(field).map(strings).unwrap_or_default() {
+                                // `files` entries may be `key=path`.
+                                if let Some(t) = item.text() {
+                                    let path = t.split_once('=').map_or(t, |(_, p)| p);
+                                    paths.push((item, path, false));
+                                }
+                            }
+                        }
+                    }
+                }
+                _ => {}
+            }
+            for (node, written, folder_ok) in paths {
+                let path = normalize(&d.join(written));
+                let real = crate::source::repo::resolve_inside(&path, Some(&boundary));
+                match real {
+                    Err(refused @ crate::source::repo::Refused::Outside { .. }) => {
+                        return Err(refuse(
+                            node,
+                            format!("security; `{key}: {written}` {refused}"),
+                        ));
+                    }
+                    Err(_) if !path.starts_with(&boundary) => {
+                        return Err(refuse(
+                            node,
+                            format!(
+                                "security; `{key}: {written}` is outside the repository ({}): gpulint never reads it",
+                                boundary.display()
+                            ),
+                        ));
+                    }
+                    // Missing: the tool would take a name it cannot find for a remote one.
+                    Err(_) if matches!(key, "resources" | "bases" | "components") => {
+                        return Err(RenderError::new(
+                            RenderErrorKind::MissingResource,
+                            &kf,
+                            Some(node.span),
+                            format!("`{key}: {written}`: no such file or directory"),
+                        ));
+                    }
+                    Err(_) => {} // an inline patch, or the tool's own error
+                    Ok(real) if real.is_dir() => {
+                        if folder_ok {
+                            todo.push(path);
+                        }
+                    }
+                    Ok(real) => {
+                        if let Err(refused) =
+                            crate::source::repo::check_file(&real, Some(&boundary))
+                        {
+                            return Err(refuse(node, format!("`{key}: {written}` {refused}")));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A list's items, or the node itself.
+fn strings(n: &Node) -> Vec<&Node> {
+    match n.as_seq() {
+        Some(items) => items.iter().collect(),
+        None => vec![n],
+    }
+}
+
+/// Runs the external tool on `dir`; the YAML stream it printed. Only after [`check_tree`]: no
+/// network, no plugins, no helm, no exec (the tools' defaults, which gpulint never turns on).
 pub(crate) fn run_tool(dir: &Path, options: &Options) -> Result<String, RenderError> {
     let (mut cmd, _) = if let Some(k) = on_path("kustomize") {
         let mut c = Command::new(k);
@@ -41,9 +218,11 @@ pub(crate) fn run_tool(dir: &Path, options: &Options) -> Result<String, RenderEr
         ));
     };
     cmd.arg(dir);
-    if options.load_restrictor == LoadRestrictor::None {
-        cmd.arg("--load-restrictor").arg("LoadRestrictionsNone");
-    }
+    // Always said, never left to a default: every path was checked inside the repository.
+    cmd.arg(match options.load_restrictor {
+        LoadRestrictor::None => "--load-restrictor=LoadRestrictionsNone",
+        LoadRestrictor::RootOnly => "--load-restrictor=LoadRestrictionsRootOnly",
+    });
     if options.reorder == Reorder::None {
         // `kubectl kustomize` has no --reorder; legacy is what it prints.
         if on_path("kustomize").is_some() {
@@ -83,6 +262,7 @@ pub fn render_external(
             "no kustomization file",
         ));
     };
+    check_tree(&dir, sources, options)?;
     let text = run_tool(&dir, options)?;
     let out = Stream::parse(&text);
     if let Some(e) = &out.error {

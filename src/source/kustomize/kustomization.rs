@@ -117,11 +117,48 @@ const UNSUPPORTED_FIELDS: &[&str] = &[
 const IGNORED_FIELDS: &[&str] = &["apiVersion", "kind", "metadata", "generatorOptions"];
 
 pub(crate) fn is_remote(s: &str) -> bool {
+    let s = s.trim();
     s.contains("://")
-        || s.starts_with("github.com/")
+        || s.contains("?ref=")
+        || s.contains("?version=")
+        || s.contains("?timeout=")
+        || s.contains("?submodules=")
+        || ["git::", "gh:", "ssh:", "http:", "https:", "file:"]
+            .iter()
+            .any(|scheme| s.starts_with(scheme))
+        || s.starts_with("github.com")
         || s.starts_with("git@")
-        || s.starts_with("gitlab.com/")
-        || s.starts_with("bitbucket.org/")
+        || s.starts_with("gitlab.com")
+        || s.starts_with("bitbucket.org")
+}
+
+/// The error for a remote resource: gpulint never fetches one (a pull request would choose the
+/// host, or make `git`/`ssh` run), and never renders the kustomization without it.
+pub(crate) fn remote_not_rendered(file: &Path, node: &Node, key: &str, url: &str) -> RenderError {
+    RenderError::new(
+        RenderErrorKind::Remote,
+        file,
+        Some(node.span),
+        format!(
+            "remote resource not rendered: `{key}: {url}` is not fetched (gpulint never reads the network); vendor it into the repository to lint it"
+        ),
+    )
+}
+
+/// The first remote entry of `resources`, `bases` or `components`, as an error.
+pub(crate) fn first_remote(root: &Node, file: &Path) -> Option<RenderError> {
+    for e in root.as_map().unwrap_or_default() {
+        let Some(key) = e.key.text() else { continue };
+        if !matches!(key, "resources" | "bases" | "components") {
+            continue;
+        }
+        for item in e.value.as_seq().unwrap_or_default() {
+            if let Some(url) = item.text().filter(|t| is_remote(t)) {
+                return Some(remote_not_rendered(file, item, key, url));
+            }
+        }
+    }
+    None
 }
 
 /// The unsupported features of one kustomization document.
@@ -406,6 +443,9 @@ pub(crate) fn parse(stream: &Stream, file: &Path) -> Result<Kustomization, Rende
     }
     let root = &doc.root;
     let entries = p.map(root, "the kustomization")?;
+    if let Some(e) = first_remote(root, file) {
+        return Err(e);
+    }
     if let Some(u) = unsupported_in(root, file).into_iter().next() {
         return Err(RenderError::new(
             RenderErrorKind::Unsupported,

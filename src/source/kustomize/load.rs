@@ -222,6 +222,17 @@ impl Ctx<'_> {
     fn check_boundary(&self, path: &Path, from: &Path, span: Span) -> Result<(), RenderError> {
         if let Some(b) = &self.options.boundary {
             let b = normalize(b);
+            // Symlinks followed: `link.yaml -> ../../outside/x.yaml` is outside.
+            if let Err(refused @ crate::source::repo::Refused::Outside { .. }) =
+                crate::source::repo::resolve_inside(path, Some(&b))
+            {
+                return Err(RenderError::new(
+                    RenderErrorKind::LoadRestrictor,
+                    from,
+                    Some(span),
+                    format!("security; '{}' {refused}", path.display()),
+                ));
+            }
             if !path.starts_with(&b) {
                 return Err(RenderError::new(
                     RenderErrorKind::LoadRestrictor,
@@ -247,8 +258,10 @@ impl Ctx<'_> {
         span: Span,
     ) -> Result<(), RenderError> {
         self.check_boundary(path, from, span)?;
+        // Judged on real paths too, as kustomize does: a link in the root may point elsewhere.
+        let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
         if self.options.load_restrictor == super::LoadRestrictor::RootOnly
-            && !path.starts_with(root)
+            && (!path.starts_with(root) || !real(path).starts_with(real(root)))
         {
             return Err(RenderError::new(
                 RenderErrorKind::LoadRestrictor,
@@ -317,14 +330,11 @@ impl Ctx<'_> {
         for r in &k.resources {
             let span = r.node.span;
             if is_remote(&r.text) {
-                return Err(RenderError::new(
-                    RenderErrorKind::Unsupported,
+                return Err(kustomization::remote_not_rendered(
                     kfile,
-                    Some(span),
-                    format!(
-                        "remote resource '{}' is not supported by the built-in kustomize renderer",
-                        r.text
-                    ),
+                    &r.node,
+                    "resources",
+                    &r.text,
                 ));
             }
             let path = normalize(&dir.join(&r.text));
@@ -369,6 +379,14 @@ impl Ctx<'_> {
         }
         for c in &k.components {
             let span = c.node.span;
+            if is_remote(&c.text) {
+                return Err(kustomization::remote_not_rendered(
+                    kfile,
+                    &c.node,
+                    "components",
+                    &c.text,
+                ));
+            }
             let path = normalize(&dir.join(&c.text));
             if !self.sources.is_dir(&path) {
                 return Err(RenderError::new(

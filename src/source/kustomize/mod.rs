@@ -138,7 +138,7 @@ impl Sources for FsSources {
         }
         let mut stream = match self.overrides.get(&path) {
             Some(text) => Stream::parse(text),
-            None => Stream::parse_bytes(&std::fs::read(&path)?),
+            None => Stream::parse_bytes(&crate::source::repo::read_file(&path, None)?),
         };
         let i = state.files.len();
         stream.set_source(SourceId::file(i));
@@ -197,6 +197,8 @@ pub enum RenderErrorKind {
     Io,
     /// The external `kustomize`/`kubectl` failed or is missing.
     External,
+    /// A remote resource (URL, git repository): never fetched, the root is not rendered.
+    Remote,
 }
 
 impl std::fmt::Display for RenderError {

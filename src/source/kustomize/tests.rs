@@ -262,8 +262,37 @@ fn unsupported_features_are_named() {
     assert!(names.contains(&"configMapGenerator"), "{names:?}");
     assert!(names.contains(&"helmCharts"));
     assert!(names.iter().any(|n| n.starts_with("resources: remote")));
+    // A remote resource is never fetched, whatever else the kustomization holds.
+    let e = render(dir.path(), &FsSources::new(), &opts()).unwrap_err();
+    assert_eq!(e.kind, RenderErrorKind::Remote);
+    assert!(
+        e.message.starts_with("remote resource not rendered"),
+        "{}",
+        e.message
+    );
+    let dir = tree(&[(
+        "kustomization.yaml",
+        "configMapGenerator:\n- name: a\n  literals: [a=b]\n",
+    )]);
     let e = render(dir.path(), &FsSources::new(), &opts()).unwrap_err();
     assert_eq!(e.kind, RenderErrorKind::Unsupported);
+}
+
+#[test]
+fn remote_resources_are_recognized_in_every_spelling() {
+    for url in [
+        "https://example.com/x.yaml",
+        "http://127.0.0.1:1/x.yaml",
+        "ssh://git@github.com/org/repo//path?ref=v1",
+        "git@github.com:org/repo.git",
+        "github.com/org/repo/path?ref=v1",
+        "example.com/org/repo//path?ref=main",
+        "git::https://example.com/repo",
+    ] {
+        let dir = tree(&[("kustomization.yaml", &format!("resources:\n- {url}\n"))]);
+        let e = render(dir.path(), &FsSources::new(), &opts()).unwrap_err();
+        assert_eq!(e.kind, RenderErrorKind::Remote, "{url}: {e}");
+    }
 }
 
 #[test]

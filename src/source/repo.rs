@@ -1,0 +1,227 @@
+//! The repository boundary: the one definition of "the repository" and the one check every
+//! path gpulint opens goes through.
+//!
+//! Only the command line and the environment may name places outside the repository; what the
+//! repository's own files name (kustomize resources, values files, config paths) is data and is
+//! refused when, symlinks followed, it leaves the repository. Only regular files are opened (a
+//! FIFO would block a read forever, `/dev/zero` never ends), and never more than
+//! [`MAX_FILE_BYTES`].
+
+use std::fmt;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use crate::source::kustomize::normalize;
+
+/// The most gpulint reads of one file (manifest, kustomization, patch, values file, config).
+pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
+
+/// The repository `path` belongs to, like `git rev-parse --show-toplevel` without running git:
+/// the nearest folder at or above `path` (as written, made absolute, `..` removed) that holds a
+/// `.git` folder or file (worktrees and submodules have a file), canonicalized. Outside a git
+/// work tree: the working directory when `path` is below it, else `path` itself when it is a
+/// real folder, else the folder it is in. A path that is a
+/// symlink is judged from where it is written, not from where it points, so a link to `/` does
+/// not make `/` the repository.
+pub fn repository_of(path: &Path) -> PathBuf {
+    let lexical = normalize(path);
+    let found = lexical
+        .ancestors()
+        .find(|dir| std::fs::symlink_metadata(dir.join(".git")).is_ok());
+    let root = match found {
+        Some(dir) => dir.to_path_buf(),
+        None if std::env::current_dir()
+            .ok()
+            .map(|cwd| normalize(&cwd))
+            .is_some_and(|cwd| lexical.starts_with(&cwd)) =>
+        {
+            normalize(&std::env::current_dir().unwrap_or_default())
+        }
+        None => {
+            let is_real_dir = std::fs::symlink_metadata(&lexical).is_ok_and(|m| m.is_dir());
+            if is_real_dir {
+                lexical
+            } else {
+                lexical.parent().map(Path::to_path_buf).unwrap_or(lexical)
+            }
+        }
+    };
+    std::fs::canonicalize(&root).unwrap_or(root)
+}
+
+/// Why a path is not opened.
+#[derive(Debug)]
+pub enum Refused {
+    /// Symlinks followed, the path is at `real`, outside `root`.
+    Outside {
+        real: PathBuf,
+        root: PathBuf,
+    },
+    /// A FIFO, socket, device or folder where a file was expected.
+    NotRegular {
+        what: &'static str,
+    },
+    /// Bigger than [`MAX_FILE_BYTES`].
+    TooLarge {
+        bytes: u64,
+    },
+    Io(std::io::Error),
+}
+
+impl fmt::Display for Refused {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Refused::Outside { real, root } => write!(
+                f,
+                "resolves to {}, outside the repository ({}): gpulint never reads it",
+                real.display(),
+                root.display()
+            ),
+            Refused::NotRegular { what } => write!(f, "not a regular file (a {what})"),
+            Refused::TooLarge { bytes } => write!(
+                f,
+                "too large ({bytes} bytes; gpulint reads files of at most {} MiB)",
+                MAX_FILE_BYTES / (1024 * 1024)
+            ),
+            Refused::Io(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for Refused {}
+
+impl From<Refused> for std::io::Error {
+    fn from(r: Refused) -> std::io::Error {
+        match r {
+            Refused::Io(e) => e,
+            Refused::Outside { .. } => {
+                std::io::Error::new(std::io::ErrorKind::PermissionDenied, r.to_string())
+            }
+            _ => std::io::Error::new(std::io::ErrorKind::InvalidInput, r.to_string()),
+        }
+    }
+}
+
+fn kind_of(meta: &std::fs::Metadata) -> &'static str {
+    let t = meta.file_type();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if t.is_fifo() {
+            return "FIFO";
+        }
+        if t.is_socket() {
+            return "socket";
+        }
+        if t.is_block_device() || t.is_char_device() {
+            return "device";
+        }
+    }
+    if t.is_dir() {
+        "folder"
+    } else {
+        "special file"
+    }
+}
+
+/// `path` with its symlinks resolved, required to be inside `root` (`None`: anywhere, for paths
+/// only the command line names).
+pub fn resolve_inside(path: &Path, root: Option<&Path>) -> Result<PathBuf, Refused> {
+    let real = std::fs::canonicalize(path).map_err(Refused::Io)?;
+    if let Some(root) = root {
+        let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+        if !real.starts_with(&root) {
+            return Err(Refused::Outside { real, root });
+        }
+    }
+    Ok(real)
+}
+
+/// Whether `path` is, symlinks followed, a regular file inside `root` of at most
+/// [`MAX_FILE_BYTES`]; its real path. Never opens it.
+pub fn check_file(path: &Path, root: Option<&Path>) -> Result<PathBuf, Refused> {
+    let real = resolve_inside(path, root)?;
+    let meta = std::fs::metadata(&real).map_err(Refused::Io)?;
+    if !meta.is_file() {
+        return Err(Refused::NotRegular {
+            what: kind_of(&meta),
+        });
+    }
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(Refused::TooLarge { bytes: meta.len() });
+    }
+    Ok(real)
+}
+
+/// The bytes of `path`, after [`check_file`]; at most [`MAX_FILE_BYTES`] even if it grows.
+pub fn read_file(path: &Path, root: Option<&Path>) -> Result<Vec<u8>, Refused> {
+    let real = check_file(path, root)?;
+    let file = std::fs::File::open(&real).map_err(Refused::Io)?;
+    let meta = file.metadata().map_err(Refused::Io)?;
+    if !meta.is_file() {
+        return Err(Refused::NotRegular {
+            what: kind_of(&meta),
+        });
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    file.take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(Refused::Io)?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(Refused::TooLarge {
+            bytes: bytes.len() as u64,
+        });
+    }
+    Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_repository_is_the_nearest_git_folder_else_the_folder() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(tmp.path()).unwrap();
+        std::fs::create_dir_all(base.join("repo/.git")).unwrap();
+        std::fs::create_dir_all(base.join("repo/a/b")).unwrap();
+        std::fs::write(base.join("repo/a/b/x.yaml"), "").unwrap();
+        assert_eq!(
+            repository_of(&base.join("repo/a/b/x.yaml")),
+            base.join("repo")
+        );
+        assert_eq!(repository_of(&base.join("repo/a")), base.join("repo"));
+        std::fs::create_dir_all(base.join("plain/sub")).unwrap();
+        assert_eq!(
+            repository_of(&base.join("plain/sub")),
+            base.join("plain/sub")
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_to_the_root_does_not_make_the_root_the_repository() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(tmp.path()).unwrap();
+        std::os::unix::fs::symlink("/", base.join("root")).unwrap();
+        assert_eq!(repository_of(&base.join("root")), base);
+        assert!(matches!(
+            resolve_inside(&base.join("root"), Some(&base)),
+            Err(Refused::Outside { .. })
+        ));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn devices_and_folders_are_not_regular_files() {
+        let e = read_file(Path::new("/dev/zero"), None).unwrap_err();
+        assert!(e.to_string().contains("not a regular file"), "{e}");
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::create_dir(tmp.path().join("d.yaml")).unwrap();
+        let e = read_file(&tmp.path().join("d.yaml"), None).unwrap_err();
+        assert!(
+            e.to_string().contains("not a regular file (a folder)"),
+            "{e}"
+        );
+    }
+}
