@@ -445,6 +445,11 @@ fn an_error_echoing_the_authorization_header_and_the_query_is_scrubbed() {
         seen.contains(TOKEN) && seen.contains("hdr-secret-0e9a"),
         "{seen}"
     );
+    // The query string stays a query string, after the API path.
+    assert!(
+        seen.starts_with("POST /api/v1/query?token=qs-secret-8d2b HTTP/1.1"),
+        "{seen}"
+    );
     for secret in [TOKEN, "hdr-secret-0e9a", "url-pass-c4f1", "qs-secret-8d2b"] {
         assert!(!all.contains(secret), "{secret} shown:\n{all}");
     }

@@ -752,10 +752,7 @@ impl Client {
                 "the timeout must be positive".into(),
             ));
         }
-        let base = raw.trim_end_matches('/');
-        let base = base.strip_suffix("/api/v1/query").unwrap_or(base);
-        let endpoint = format!("{base}/api/v1/query");
-        let url_shown = redact_url(base);
+        let (endpoint, url_shown) = endpoint_of(raw);
 
         // Everything redact_url hides is also scrubbed from what a server or a library echoes.
         let mut secrets = url_secrets(raw);
@@ -1109,6 +1106,25 @@ fn is_sensitive_header(name: &str) -> bool {
         || ["token", "secret", "password", "key", "auth", "credential"]
             .iter()
             .any(|w| n.contains(w))
+}
+
+/// The query endpoint of a base URL, and the base as shown. A query string (a proxy's
+/// `?token=`) stays at the end: `https://h/p?x=1` -> `https://h/p/api/v1/query?x=1`.
+fn endpoint_of(raw: &str) -> (String, String) {
+    let (path, query) = match raw.split_once('?') {
+        Some((p, q)) => (p, Some(q)),
+        None => (raw, None),
+    };
+    let base = path.trim_end_matches('/');
+    let base = base.strip_suffix("/api/v1/query").unwrap_or(base);
+    let endpoint = format!("{base}/api/v1/query");
+    match query {
+        Some(q) => (
+            format!("{endpoint}?{q}"),
+            redact_url(&format!("{base}?{q}")),
+        ),
+        None => (endpoint, redact_url(base)),
+    }
 }
 
 /// What [`redact_url`] hides in `url`: the user info (`user:password`, and its password
@@ -1534,6 +1550,17 @@ mod tests {
             ["u:pw", "pw", "s3cr3t"]
         );
         assert!(url_secrets("https://h/a@b").is_empty());
+        assert_eq!(
+            endpoint_of("https://h/prom/?token=t1"),
+            (
+                "https://h/prom/api/v1/query?token=t1".to_string(),
+                "https://h/prom?token=<redacted>".to_string()
+            )
+        );
+        assert_eq!(
+            endpoint_of("http://h:9090/api/v1/query/").0,
+            "http://h:9090/api/v1/query"
+        );
     }
 
     #[test]
