@@ -6,6 +6,7 @@
 #   $GPULINT_CACHE/npm    Microsoft SARIF Multitool (npm @microsoft/sarif-multitool-linux)
 #   $GPULINT_CACHE/venv   only if the machine's python3 lacks `jsonschema`
 #   $GPULINT_CACHE/venv-pre-commit  pre-commit (PyPI), see gpulint_ensure_pre_commit
+#   $GPULINT_CACHE/venv-zizmor  zizmor (PyPI), see gpulint_ensure_zizmor
 #   $GPULINT_CACHE/venv-helm, $GPULINT_CACHE/bin/helm  helm-python-sdk (PyPI), see gpulint_ensure_helm_sdk
 #
 # After gpulint_ensure_sarif_tools these are exported:
@@ -358,6 +359,48 @@ gpulint_ensure_pre_commit() {
     fi
     GPULINT_PRE_COMMIT="$GPULINT_CACHE/venv-pre-commit/bin/pre-commit"
     export GPULINT_PRE_COMMIT
+}
+
+# ---------------------------------------------------------------------------------------
+# zizmor for tests/action.rs: the PyPI package `zizmor` (pinned; a static analyser of GitHub
+# Actions workflows and actions) in its own venv, $GPULINT_CACHE/venv-zizmor, (re)installed
+# when missing, broken or of another version. The test runs it `--offline`.
+# Exported afterwards:
+#   GPULINT_ZIZMOR  absolute path of the zizmor executable
+GPULINT_ZIZMOR_VERSION="1.32.0"
+
+_gpulint_zizmor_ok() {
+    local exe="$GPULINT_CACHE/venv-zizmor/bin/zizmor" out
+    [[ -x "$exe" ]] || return 1
+    # `zizmor --version` prints "zizmor 1.32.0".
+    out="$("$exe" --version 2>&1 </dev/null)" || return 1
+    [[ "$out" == "zizmor ${GPULINT_ZIZMOR_VERSION}" ]]
+}
+
+_gpulint_install_zizmor() {
+    _gpulint_zizmor_ok && return 0
+    local venv="$GPULINT_CACHE/venv-zizmor" start=$SECONDS
+    command -v python3 >/dev/null 2>&1 || { gpulint_err "python3 not found on PATH"; return 1; }
+    gpulint_log "installing zizmor==${GPULINT_ZIZMOR_VERSION} into $venv"
+    rm -rf "$venv"
+    python3 -m venv "$venv" || return 1
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input \
+        "zizmor==${GPULINT_ZIZMOR_VERSION}" </dev/null || return 1
+    if ! _gpulint_zizmor_ok; then
+        gpulint_err "installed zizmor does not run: $venv/bin/zizmor"
+        "$venv/bin/zizmor" --version </dev/null || true
+        return 1
+    fi
+    gpulint_log "zizmor installed in $((SECONDS - start))s"
+}
+
+gpulint_ensure_zizmor() {
+    gpulint_cache_dir
+    if ! _gpulint_zizmor_ok; then
+        gpulint_with_lock venv-zizmor _gpulint_install_zizmor || return 1
+    fi
+    GPULINT_ZIZMOR="$GPULINT_CACHE/venv-zizmor/bin/zizmor"
+    export GPULINT_ZIZMOR
 }
 
 # ---------------------------------------------------------------------------------------

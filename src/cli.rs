@@ -122,7 +122,8 @@ pub struct LintArgs {
 /// A live Prometheus-compatible API (Prometheus, Thanos, Mimir, VictoriaMetrics).
 #[derive(Args, Debug, Clone, Default)]
 pub struct PrometheusArgs {
-    /// Judge requests and limits against a live Prometheus API at URL.
+    /// Judge requests and limits against a live Prometheus API at URL (else
+    /// GPULINT_PROMETHEUS_URL; never a repository file's: the token goes to this host).
     #[arg(long, value_name = "URL")]
     pub prometheus: Option<String>,
     /// Look-back window, a Prometheus duration (default 14d, or the config's).
@@ -143,6 +144,9 @@ pub struct PrometheusArgs {
     /// Label matchers added to every query, e.g. `cluster="prod"` for a multi-cluster store.
     #[arg(long = "prometheus-selector", value_name = "MATCHERS")]
     pub selector: Option<String>,
+    /// Largest answer read per query, in MiB (default 64); a larger one is an error.
+    #[arg(long = "prometheus-max-body", value_name = "MIB")]
+    pub max_body_mib: Option<u64>,
 }
 
 #[derive(Args, Debug, Clone)]

@@ -80,14 +80,18 @@ pub struct ChartEntry {
     pub values: Vec<PathBuf>,
 }
 
-/// `prometheus:` in the config. Paths are relative to the config's folder.
+/// `prometheus:` in the config: how to query, never where. The URL and the token come from the
+/// command line or the environment only (`url:` and `token_file:` are refused): a repository
+/// file must not choose the host that receives a secret, nor a file whose content is sent.
 #[derive(Clone, Debug, Default)]
 pub struct PrometheusConfig {
-    pub url: Option<String>,
     pub window: Option<String>,
     pub headers: Vec<(String, String)>,
-    pub token_file: Option<PathBuf>,
+    /// A CA file in the repository (relative to the config's folder), resolved and checked to be
+    /// a regular file inside it by [`Config::parse`].
     pub ca: Option<PathBuf>,
+    /// Where `ca:` is written (byte offset), for errors.
+    ca_at: usize,
     pub timeout_seconds: Option<u64>,
     /// Label matchers for every query, e.g. `cluster="prod"`.
     pub selector: Option<String>,
@@ -183,20 +187,30 @@ fn decode_rule_setting(node: &Node) -> Result<RuleSetting, DecodeError> {
     Ok(RuleSetting { enabled, severity })
 }
 
-fn decode_prometheus(node: &Node, base: Option<&Path>) -> Result<PrometheusConfig, DecodeError> {
+fn decode_prometheus(node: &Node) -> Result<PrometheusConfig, DecodeError> {
     let mut f = Fields::new(node, "`prometheus`")?;
-    let resolve = |p: String| -> PathBuf {
-        let p = PathBuf::from(p);
-        match base {
-            Some(dir) if p.is_relative() => dir.join(p),
-            _ => p,
-        }
-    };
+    if let Some((_, offset)) = f.string_at("url")? {
+        return Err(DecodeError {
+            offset,
+            message: "`prometheus.url`: a repository file may not name the host gpulint queries \
+                      (it would receive the token and headers); pass --prometheus URL or set \
+                      GPULINT_PROMETHEUS_URL (the other `prometheus:` settings still apply)"
+                .into(),
+        });
+    }
+    if let Some((_, offset)) = f.string_at("token_file")? {
+        return Err(DecodeError {
+            offset,
+            message: "`prometheus.token_file`: a repository file may not name the token to send; \
+                      pass --prometheus-token-file FILE or set GPULINT_PROMETHEUS_TOKEN"
+                .into(),
+        });
+    }
+    let ca = f.string_at("ca")?;
     let mut config = PrometheusConfig {
-        url: f.string("url")?,
         window: f.string("window")?,
-        token_file: f.string("token_file")?.map(resolve),
-        ca: f.string("ca")?.map(resolve),
+        ca: ca.as_ref().map(|(p, _)| PathBuf::from(p)),
+        ca_at: ca.map_or(0, |(_, at)| at),
         selector: f.string("selector")?,
         ..PrometheusConfig::default()
     };
@@ -406,16 +420,9 @@ impl Config {
             });
         }
         if let Some(node) = fields.take("prometheus") {
-            let base = config.path.as_ref().and_then(|p| p.parent());
-            config.prometheus = Some(decode_prometheus(node, base)?);
+            config.prometheus = Some(decode_prometheus(node)?);
         }
         if let Some((metrics, at)) = fields.string_at("metrics")? {
-            if config.prometheus.as_ref().is_some_and(|p| p.url.is_some()) {
-                return Err(DecodeError {
-                    offset: at,
-                    message: "`metrics` and `prometheus.url` both name a source of measurements: keep one".into(),
-                });
-            }
             config.metrics = Some(PathBuf::from(metrics));
             config.metrics_at = at;
         }
@@ -466,9 +473,17 @@ impl Config {
         let mut config =
             Config::decode(root, Some(path.to_path_buf())).map_err(|e| at(e.offset, e.message))?;
         if let Some(written) = config.metrics.take() {
-            let resolved = resolve_inside_repository(path, &written)
+            let resolved = resolve_inside_repository(path, &written, "metrics", "snapshot")
                 .map_err(|message| at(config.metrics_at, message))?;
             config.metrics = Some(resolved);
+        }
+        if let Some(prometheus) = config.prometheus.as_mut() {
+            if let Some(written) = prometheus.ca.take() {
+                let resolved =
+                    resolve_inside_repository(path, &written, "prometheus.ca", "CA file")
+                        .map_err(|message| at(prometheus.ca_at, message))?;
+                prometheus.ca = Some(resolved);
+            }
         }
         Ok(config)
     }
@@ -592,27 +607,43 @@ fn check_values_path(config: Option<&Path>, written: &str) -> Result<(), String>
     Ok(())
 }
 
-/// A path the config names, relative to the config's folder, resolved (symlinks followed) and
-/// required to be inside the repository the config is in (its git work tree, else its folder):
+/// A path the config names (as `key`), relative to the config's folder, resolved (symlinks
+/// followed), required to be inside the repository the config is in (its git work tree, else
+/// its folder) and to be a regular file (a FIFO would hang the read, a device never end it):
 /// repository content is data, and a config must not make gpulint read files elsewhere.
-fn resolve_inside_repository(config: &Path, written: &Path) -> Result<PathBuf, String> {
+fn resolve_inside_repository(
+    config: &Path,
+    written: &Path,
+    key: &str,
+    what: &str,
+) -> Result<PathBuf, String> {
+    use crate::source::repo::Refused;
     let shown = written.display();
     let folder = match config.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
     let folder = std::fs::canonicalize(&folder)
-        .map_err(|e| format!("`metrics: {shown}`: {}: {e}", folder.display()))?;
+        .map_err(|e| format!("`{key}: {shown}`: {}: {e}", folder.display()))?;
     let root = crate::source::repo::repository_of(&folder);
-    use crate::source::repo::Refused;
-    match crate::source::repo::resolve_inside(&folder.join(written), Some(&root)) {
-        Ok(resolved) => Ok(resolved),
-        Err(Refused::Outside { real, root }) => Err(format!(
-            "`metrics: {shown}` resolves to {}, outside the repository ({}): gpulint reads only snapshots inside it",
-            real.display(),
-            root.display()
+    let resolved = match crate::source::repo::resolve_inside(&folder.join(written), Some(&root)) {
+        Ok(resolved) => resolved,
+        Err(Refused::Outside { real, root }) => {
+            return Err(format!(
+                "`{key}: {shown}` resolves to {}, outside the repository ({}): gpulint reads only files inside it",
+                real.display(),
+                root.display()
+            ))
+        }
+        Err(e) => return Err(format!("`{key}: {shown}`: cannot read the {what}: {e}")),
+    };
+    // The resolved path has no symlink left: this is the file itself, not followed further.
+    match std::fs::metadata(&resolved) {
+        Ok(m) if m.is_file() => Ok(resolved),
+        Ok(_) => Err(format!(
+            "`{key}: {shown}`: not a regular file (a folder, FIFO or device); the {what} must be a file in the repository"
         )),
-        Err(e) => Err(format!("`metrics: {shown}`: cannot read the snapshot: {e}")),
+        Err(e) => Err(format!("`{key}: {shown}`: cannot read the {what}: {e}")),
     }
 }
 
@@ -691,16 +722,12 @@ mod tests {
 
     #[test]
     fn prometheus_settings_and_path_selectors() {
-        let c = parse("prometheus:\n  url: https://prom:9090\n  window: 7d\n  headers: {X-Scope-OrgID: tenant-1}\n  token_file: secrets/token\n  timeout: 30\n  selectors:\n  - path: clusters/prod/**\n    selector: 'cluster=\"prod\"'\n").unwrap();
+        let c = parse("prometheus:\n  window: 7d\n  headers: {X-Scope-OrgID: tenant-1}\n  timeout: 30\n  selectors:\n  - path: clusters/prod/**\n    selector: 'cluster=\"prod\"'\n").unwrap();
         let p = c.prometheus.as_ref().unwrap();
-        assert_eq!(p.url.as_deref(), Some("https://prom:9090"));
+        assert_eq!(p.window.as_deref(), Some("7d"));
         assert_eq!(
             p.headers,
             [("X-Scope-OrgID".to_string(), "tenant-1".to_string())]
-        );
-        assert_eq!(
-            p.token_file.as_deref(),
-            Some(Path::new("repo/secrets/token"))
         );
         assert_eq!(p.timeout_seconds, Some(30));
         assert_eq!(
@@ -713,6 +740,26 @@ mod tests {
         );
         let e = parse("prometheus:\n  urll: x\n").unwrap_err();
         assert!(e.message.contains("unknown key `urll`"), "{}", e.message);
+    }
+
+    #[test]
+    fn a_repository_config_names_no_prometheus_host_and_no_token_file() {
+        let e = parse("prometheus:\n  window: 7d\n  url: http://attacker.example\n").unwrap_err();
+        assert_eq!((e.line, e.column), (3, 8));
+        assert!(e.message.contains("--prometheus URL"), "{}", e.message);
+        assert!(
+            e.message.contains("GPULINT_PROMETHEUS_URL"),
+            "{}",
+            e.message
+        );
+        let e = parse("prometheus:\n  token_file: ../secret.txt\n").unwrap_err();
+        assert_eq!((e.line, e.column), (2, 15));
+        assert!(
+            e.message.contains("--prometheus-token-file")
+                && e.message.contains("GPULINT_PROMETHEUS_TOKEN"),
+            "{}",
+            e.message
+        );
     }
 
     #[test]

@@ -13,7 +13,7 @@ use gpulint::cli::{
 };
 use gpulint::config::Config;
 use gpulint::lint::{Linter, Selection};
-use gpulint::metrics::prometheus::PrometheusOptions;
+use gpulint::metrics::prometheus::{redact_url, PrometheusOptions};
 use gpulint::report;
 use gpulint::rules::{self, Severity, RULES};
 
@@ -253,8 +253,9 @@ fn lint(args: &LintArgs) -> u8 {
         Err(code) => return code,
     };
     let mut linter = linter_for(config, selection, &args.common);
-    // The flags win over a snapshot the config names.
-    let configured_snapshot = match (&args.metrics, &args.prometheus.prometheus) {
+    let live_url = prometheus_url(&args.prometheus);
+    // The flags (and GPULINT_PROMETHEUS_URL) win over a snapshot the config names.
+    let configured_snapshot = match (&args.metrics, &live_url) {
         (None, None) => linter.config.metrics.clone(),
         _ => None,
     };
@@ -267,14 +268,9 @@ fn lint(args: &LintArgs) -> u8 {
             }
         }
     }
-    let configured = linter
-        .config
-        .prometheus
-        .as_ref()
-        .is_some_and(|p| p.url.is_some());
     // Live mode reads and renders the inputs once: for the queries, then for the lint.
     let mut loaded = None;
-    if linter.usage.is_none() && (args.prometheus.prometheus.is_some() || configured) {
+    if linter.usage.is_none() && live_url.is_some() {
         let inputs = linter.load(&args.common.paths);
         match query_prometheus(&args.prometheus, &linter, &inputs) {
             Ok(usage) => linter.usage = Some(usage),
@@ -358,11 +354,24 @@ fn lint(args: &LintArgs) -> u8 {
     }
 }
 
-/// Prometheus options from the flags, falling back to the config's `prometheus:` section.
+/// The Prometheus URL: `--prometheus`, else GPULINT_PROMETHEUS_URL. Never a repository file's:
+/// the host named here receives the token and the headers.
+fn prometheus_url(args: &PrometheusArgs) -> Option<String> {
+    args.prometheus.clone().or_else(|| {
+        std::env::var("GPULINT_PROMETHEUS_URL")
+            .ok()
+            .filter(|u| !u.trim().is_empty())
+    })
+}
+
+/// Prometheus options from the flags and the environment, falling back to the config's
+/// `prometheus:` section for how to query (window, headers, CA, timeout, selectors) but never
+/// for where (the URL) or with what secret (the token): those come from the command line or the
+/// environment only.
 fn prometheus_options(args: &PrometheusArgs, config: &Config) -> Result<PrometheusOptions, u8> {
     let file = config.prometheus.clone().unwrap_or_default();
-    let Some(url) = args.prometheus.clone().or(file.url) else {
-        eprintln!("error: --prometheus URL (or `prometheus.url` in the config) is required");
+    let Some(url) = prometheus_url(args) else {
+        eprintln!("error: --prometheus URL (or GPULINT_PROMETHEUS_URL) is required");
         return Err(EXIT_ERROR);
     };
     let window = args
@@ -380,8 +389,8 @@ fn prometheus_options(args: &PrometheusArgs, config: &Config) -> Result<Promethe
         opts.headers
             .push((k.trim().to_string(), v.trim().to_string()));
     }
-    opts.bearer_token = match args.token_file.clone().or(file.token_file) {
-        Some(path) => match std::fs::read_to_string(&path) {
+    opts.bearer_token = match &args.token_file {
+        Some(path) => match std::fs::read_to_string(path) {
             Ok(t) => Some(t.trim().to_string()),
             Err(e) => {
                 eprintln!("error: prometheus token file {}: {e}", path.display());
@@ -396,6 +405,9 @@ fn prometheus_options(args: &PrometheusArgs, config: &Config) -> Result<Promethe
     let timeout = args.timeout.or(file.timeout_seconds).unwrap_or(60);
     opts.timeout = std::time::Duration::from_secs(timeout.max(1));
     opts.selector = args.selector.clone().or(file.selector);
+    if let Some(mib) = args.max_body_mib {
+        opts.max_body_bytes = mib.max(1).saturating_mul(1024 * 1024);
+    }
     Ok(opts)
 }
 
@@ -437,7 +449,10 @@ fn query_prometheus(
     let wanted: usize = groups.values().map(Vec::len).sum();
     let progress = std::io::stderr().is_terminal();
     if progress {
-        eprint!("querying {} for {wanted} container(s)…", opts.url);
+        eprint!(
+            "querying {} for {wanted} container(s)…",
+            redact_url(&opts.url)
+        );
     }
     let mut usage: Option<gpulint::metrics::usage::UsageSet> = None;
     let (mut missing, mut requests) = (0, 0);
@@ -470,7 +485,7 @@ fn query_prometheus(
     let usage = usage.unwrap_or_default();
     eprintln!(
         "prometheus {}, window {}: {} container(s) with data, {missing} without ({requests} request(s))",
-        opts.url,
+        redact_url(&opts.url),
         opts.window,
         usage.containers.len()
     );

@@ -1066,3 +1066,170 @@ fn a_huge_summary_stays_under_githubs_limit() {
         &text[text.len() - 300..]
     );
 }
+
+/// A hostile pull request: `.gpulint.yaml` names a program as `helm:` (with a chart for it to
+/// render) and a Prometheus URL of its choosing, on a runner with a token. Nothing runs and
+/// nothing is sent: the config is refused before any render or query, with its file and line.
+#[test]
+fn a_hostile_config_runs_nothing_and_sends_nothing() {
+    use std::io::Read as _;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let connections = std::sync::Arc::new(AtomicUsize::new(0));
+    let counted = std::sync::Arc::clone(&connections);
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            counted.fetch_add(1, Ordering::SeqCst);
+            let mut buf = [0u8; 4096];
+            let _ = stream.read(&mut buf);
+        }
+    });
+    let tmp = tempfile::tempdir().unwrap();
+    let sentinel = tmp.path().join("evil-ran");
+    let evil = format!(
+        "#!/bin/sh\ntouch '{}'\necho 'v3.15.0'\n",
+        sentinel.display()
+    );
+    let config = format!("helm: ./evil.sh\nprometheus:\n  url: {url}\n");
+    let (_tmp, ws) = repo(&[
+        ("deploy/app.yaml", BAD),
+        (
+            "charts/app/Chart.yaml",
+            "apiVersion: v2\nname: app\nversion: 0.1.0\n",
+        ),
+        (
+            "charts/app/templates/cm.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n",
+        ),
+        ("evil.sh", &evil),
+        (".gpulint.yaml", &config),
+    ]);
+    std::fs::set_permissions(
+        ws.join("evil.sh"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let token = "tok-action-hostile-51c2";
+    for format in ["github", "sarif"] {
+        let run = run_action(
+            &ws,
+            "pull_request",
+            &[("format", format), ("prometheus-token", token)],
+            &[("GPULINT_PROMETHEUS_TOKEN", token)],
+        );
+        assert_eq!(run.code, 2, "{}", run.context());
+        assert!(
+            run.stdout.contains(".gpulint.yaml:3:8: `prometheus.url`"),
+            "the refusal names the config's line: {}",
+            run.context()
+        );
+        assert!(!sentinel.exists(), "the repository's helm: ran");
+        assert_eq!(
+            connections.load(Ordering::SeqCst),
+            0,
+            "a connection reached the repository's URL: {}",
+            run.context()
+        );
+        for text in [&run.stdout, &run.stderr, &run.summary, &run.output_text] {
+            assert!(!text.contains(token), "{}", run.context());
+        }
+    }
+}
+
+/// zizmor, the pinned copy scripts/test installs (GPULINT_ZIZMOR), else the cache's.
+fn zizmor() -> PathBuf {
+    if let Some(path) = std::env::var_os("GPULINT_ZIZMOR") {
+        return PathBuf::from(path);
+    }
+    let cache = std::env::var_os("GPULINT_CACHE")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/gpulint")))
+        .unwrap_or_default();
+    let exe = cache.join("venv-zizmor/bin/zizmor");
+    assert!(
+        exe.is_file(),
+        "zizmor is not installed: run scripts/test (it installs it), or set GPULINT_ZIZMOR"
+    );
+    exe
+}
+
+/// The workflows the README tells users to copy: every ```yaml block of the GitHub Action
+/// section that has `jobs:`.
+fn readme_workflows() -> Vec<String> {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let section = readme
+        .split("\n## GitHub Action\n")
+        .nth(1)
+        .expect("README has a GitHub Action section")
+        .split("\n## ")
+        .next()
+        .unwrap();
+    section
+        .split("```yaml\n")
+        .skip(1)
+        .filter_map(|block| block.split("\n```").next())
+        .filter(|block| block.contains("\njobs:\n"))
+        .map(|block| format!("{block}\n"))
+        .collect()
+}
+
+/// The Action and the README's workflows pass zizmor's auditor persona (offline): actions
+/// pinned by SHA, permissions per job, concurrency, no persisted credentials, no template
+/// injection. A missing zizmor fails the test.
+#[test]
+fn zizmor_finds_nothing_in_the_action_and_the_readme_workflows() {
+    let workflows = readme_workflows();
+    assert!(
+        workflows.len() >= 2,
+        "the README's lint and fix workflows: {workflows:#?}"
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join(".github/workflows");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut inputs = vec![root().join("action.yml")];
+    for (i, text) in workflows.iter().enumerate() {
+        let path = dir.join(format!("readme-{i}.yml"));
+        std::fs::write(&path, text).unwrap();
+        inputs.push(path);
+    }
+    let out = Command::new(zizmor())
+        .args(["--offline", "--persona", "auditor", "--no-progress"])
+        .args(&inputs)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("zizmor runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.contains("No findings to report"),
+        "zizmor (exit {:?}):\n{stdout}\n{stderr}",
+        out.status.code()
+    );
+    // Every input was audited (a file zizmor cannot parse is skipped with a warning).
+    for input in &inputs {
+        let name = input.file_name().unwrap().to_string_lossy();
+        assert!(stderr.contains(&*name), "{name} not audited:\n{stderr}");
+    }
+    // And the test can fail: an unpinned action is reported.
+    let bad = dir.join("unpinned.yml");
+    std::fs::write(
+        &bad,
+        workflows[0].replace(
+            "actions/checkout@11bd71901bbe5b1630ceea73d27597364c9af683",
+            "actions/checkout@v4",
+        ),
+    )
+    .unwrap();
+    let out = Command::new(zizmor())
+        .args(["--offline", "--persona", "auditor", "--no-progress"])
+        .arg(&bad)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("zizmor runs");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("unpinned-uses"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}

@@ -867,10 +867,11 @@ fn the_cli_snapshot_and_live_modes_agree(prom: &Prometheus, cluster: &Cluster) {
     }
     assert!(manifests.matches("kind:").count() >= 3, "{manifests}");
     std::fs::write(repo.path().join("workloads.yaml"), manifests).expect("write");
-    let run = |args: &[&str]| {
+    let run_env = |args: &[&str], env: &[(&str, &str)]| {
         let out = Command::new(env!("CARGO_BIN_EXE_gpulint"))
             .current_dir(repo.path())
             .args(args)
+            .envs(env.iter().copied())
             .output()
             .expect("gpulint runs");
         (
@@ -879,6 +880,7 @@ fn the_cli_snapshot_and_live_modes_agree(prom: &Prometheus, cluster: &Cluster) {
             String::from_utf8_lossy(&out.stderr).into_owned(),
         )
     };
+    let run = |args: &[&str]| run_env(args, &[]);
     let url = prom.url.as_str();
     let (code, _, stderr) = run(&[
         "snapshot",
@@ -932,8 +934,9 @@ fn the_cli_snapshot_and_live_modes_agree(prom: &Prometheus, cluster: &Cluster) {
     };
     assert_eq!(strip(live), strip(findings(&from_snapshot)));
 
-    // The same from `.gpulint.yaml` alone, and a per-path selector that matches no series:
-    // the copy under other/ is measured with `cluster="nowhere"` and gets no data.
+    // The same with the URL from the environment and the rest from `.gpulint.yaml` (which may
+    // not name the URL), and a per-path selector that matches no series: the copy under
+    // other/ is measured with `cluster="nowhere"` and gets no data.
     std::fs::create_dir_all(repo.path().join("other")).expect("mkdir");
     std::fs::copy(
         repo.path().join("workloads.yaml"),
@@ -943,12 +946,15 @@ fn the_cli_snapshot_and_live_modes_agree(prom: &Prometheus, cluster: &Cluster) {
     std::fs::write(
         repo.path().join(".gpulint.yaml"),
         format!(
-            "prometheus:\n  url: {url}\n  window: {WINDOW}\n  selectors:\n  - path: other/**\n    selector: 'cluster=\"nowhere\"'\n"
+            "prometheus:\n  window: {WINDOW}\n  selectors:\n  - path: other/**\n    selector: 'cluster=\"nowhere\"'\n"
         ),
     )
     .expect("config");
     let rules_in = |dir: &str| {
-        let (code, out, stderr) = run(&[dir, "--format", "json"]);
+        let (code, out, stderr) = run_env(
+            &[dir, "--format", "json"],
+            &[("GPULINT_PROMETHEUS_URL", url)],
+        );
         assert_ne!(code, 2, "{stderr}");
         assert!(stderr.contains("request(s)"), "{stderr}");
         let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");

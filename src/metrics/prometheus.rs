@@ -26,7 +26,11 @@
 //! (scraped without `honorLabels`); those take precedence over the plain labels everywhere.
 //!
 //! The bearer token is sent as `Authorization: Bearer ...` and is scrubbed from every error
-//! message; `Debug` of [`PrometheusOptions`] redacts it.
+//! message; `Debug` of [`PrometheusOptions`] redacts it. No redirect is followed (the token and
+//! the custom headers would go with it to whatever host it names): a 3xx answer is an error
+//! naming the redacted `Location`. A URL is only ever shown through [`redact_url`] (user info
+//! and every query value replaced). An answer is read through a byte cap
+//! ([`DEFAULT_MAX_BODY_BYTES`], `--prometheus-max-body`) and refused past it.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
@@ -41,8 +45,9 @@ use super::usage::{ContainerKey, GpuMemory, GpuUtilization, Stats, Usage, UsageS
 /// Default per-request timeout.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// Largest response body accepted (a big cluster's result vectors can be tens of MiB).
-const MAX_BODY_BYTES: u64 = 512 * 1024 * 1024;
+/// Largest answer accepted by default, per query (a big cluster's result vectors can be tens
+/// of MiB; the answer is held, then parsed, so memory is a small multiple of this).
+pub const DEFAULT_MAX_BODY_BYTES: u64 = 64 * 1024 * 1024;
 
 /// How to reach Prometheus and what to ask for.
 #[derive(Clone)]
@@ -61,6 +66,8 @@ pub struct PrometheusOptions {
     pub selector: Option<String>,
     /// Look-back window as a Prometheus duration, e.g. `14d`.
     pub window: String,
+    /// Largest answer read per query, in bytes; a larger one is an error.
+    pub max_body_bytes: u64,
 }
 
 impl PrometheusOptions {
@@ -74,6 +81,7 @@ impl PrometheusOptions {
             timeout: DEFAULT_TIMEOUT,
             selector: None,
             window: window.into(),
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
         }
     }
 }
@@ -103,6 +111,7 @@ impl fmt::Debug for PrometheusOptions {
             .field("timeout", &self.timeout)
             .field("selector", &self.selector)
             .field("window", &self.window)
+            .field("max_body_bytes", &self.max_body_bytes)
             .finish()
     }
 }
@@ -150,6 +159,14 @@ pub enum PrometheusError {
         message: String,
         query: String,
     },
+    #[error("Prometheus at {url} answered a redirect (HTTP {status}) to {location}: gpulint follows no redirect (the token and headers would go with it); pass the final URL")]
+    Redirect {
+        url: String,
+        status: u16,
+        location: String,
+    },
+    #[error("Prometheus at {url} sent an answer larger than {} MiB; narrow the query (--prometheus-selector) or raise --prometheus-max-body", limit / (1024 * 1024))]
+    TooLarge { url: String, limit: u64 },
     #[error("unexpected answer from Prometheus at {url}: {reason}\n  query: {query}")]
     BadResponse {
         url: String,
@@ -636,6 +653,7 @@ struct Client {
     auth: Option<String>,
     secrets: Vec<String>,
     timeout: Duration,
+    max_body_bytes: u64,
     /// Evaluation time of every query (unix seconds), so all answers describe the same instant.
     time: String,
     requests: usize,
@@ -734,15 +752,10 @@ impl Client {
                 "the timeout must be positive".into(),
             ));
         }
-        let base = raw.trim_end_matches('/');
-        let base = base.strip_suffix("/api/v1/query").unwrap_or(base);
-        let endpoint = format!("{base}/api/v1/query");
-        let url_shown = redact_url(base);
+        let (endpoint, url_shown) = endpoint_of(raw);
 
-        let mut secrets = Vec::new();
-        if let Some(pw) = url_password(raw) {
-            secrets.push(pw);
-        }
+        // Everything redact_url hides is also scrubbed from what a server or a library echoes.
+        let mut secrets = url_secrets(raw);
         let token = opts
             .bearer_token
             .as_deref()
@@ -792,6 +805,8 @@ impl Client {
         }
         let config = ureq::Agent::config_builder()
             .http_status_as_error(false)
+            // Follow nothing: a redirect would carry the token and headers to the host it names.
+            .max_redirects(0)
             .timeout_global(Some(opts.timeout))
             .timeout_connect(Some(opts.timeout.min(Duration::from_secs(10))))
             .user_agent(concat!("gpulint/", env!("CARGO_PKG_VERSION")))
@@ -810,6 +825,7 @@ impl Client {
             auth,
             secrets,
             timeout: opts.timeout,
+            max_body_bytes: opts.max_body_bytes.max(1),
             time,
             requests: 0,
             warnings: Vec::new(),
@@ -882,15 +898,19 @@ impl Client {
             Err(e) => return Err(self.transport_error(e)),
         };
         let status = resp.status().as_u16();
-        let body = resp
-            .body_mut()
-            .with_config()
-            .limit(MAX_BODY_BYTES)
-            .read_to_string();
-        let body = match body {
-            Ok(b) => b,
-            Err(e) => return Err(self.transport_error(e)),
-        };
+        if (300..400).contains(&status) {
+            let location = resp
+                .headers()
+                .get("location")
+                .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+                .unwrap_or_else(|| "(no Location)".to_string());
+            return Err(PrometheusError::Redirect {
+                url: self.url_shown.clone(),
+                status,
+                location: self.scrub(&redact_url(&location)),
+            });
+        }
+        let body = self.read_capped(resp.body_mut())?;
         let parsed: Result<ApiResponse, _> = serde_json::from_str(&body);
         let api = match parsed {
             Ok(api) => api,
@@ -953,6 +973,27 @@ impl Client {
                 })
             })
             .collect())
+    }
+
+    /// The body, read incrementally and refused once it passes the cap (never held whole).
+    fn read_capped(&self, body: &mut ureq::Body) -> Result<String, PrometheusError> {
+        use std::io::Read;
+        let mut bytes = Vec::new();
+        let read = body
+            .as_reader()
+            .take(self.max_body_bytes.saturating_add(1))
+            .read_to_end(&mut bytes);
+        if let Err(e) = read {
+            return Err(self.transport_error(ureq::Error::Io(e)));
+        }
+        if bytes.len() as u64 > self.max_body_bytes {
+            return Err(PrometheusError::TooLarge {
+                url: self.url_shown.clone(),
+                limit: self.max_body_bytes,
+            });
+        }
+        Ok(String::from_utf8(bytes)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
     }
 
     fn bad_response(&self, promql: &str, reason: String) -> PrometheusError {
@@ -1067,26 +1108,88 @@ fn is_sensitive_header(name: &str) -> bool {
             .any(|w| n.contains(w))
 }
 
-/// The password of `scheme://user:password@host/...`, if any.
-fn url_password(url: &str) -> Option<String> {
-    let rest = url.split_once("://")?.1;
-    let authority = rest.split(['/', '?', '#']).next()?;
-    let userinfo = authority.rsplit_once('@')?.0;
-    let pw = userinfo.split_once(':')?.1;
-    (!pw.is_empty()).then(|| pw.to_string())
+/// The query endpoint of a base URL, and the base as shown. A query string (a proxy's
+/// `?token=`) stays at the end: `https://h/p?x=1` -> `https://h/p/api/v1/query?x=1`.
+fn endpoint_of(raw: &str) -> (String, String) {
+    let (path, query) = match raw.split_once('?') {
+        Some((p, q)) => (p, Some(q)),
+        None => (raw, None),
+    };
+    let base = path.trim_end_matches('/');
+    let base = base.strip_suffix("/api/v1/query").unwrap_or(base);
+    let endpoint = format!("{base}/api/v1/query");
+    match query {
+        Some(q) => (
+            format!("{endpoint}?{q}"),
+            redact_url(&format!("{base}?{q}")),
+        ),
+        None => (endpoint, redact_url(base)),
+    }
 }
 
-/// `url` without user info (`https://user:pw@host` -> `https://<redacted>@host`).
-fn redact_url(url: &str) -> String {
+/// What [`redact_url`] hides in `url`: the user info (`user:password`, and its password
+/// alone) and every query value, for scrubbing them from echoed text too.
+fn url_secrets(url: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    if let Some((userinfo, _)) = rest[..end].rsplit_once('@') {
+        out.push(userinfo.to_string());
+        if let Some((_, pw)) = userinfo.split_once(':') {
+            out.push(pw.to_string());
+        }
+    }
+    if let Some((_, query)) = url.split_once('?') {
+        let query = query.split('#').next().unwrap_or("");
+        for pair in query.split('&') {
+            if let Some((_, value)) = pair.split_once('=') {
+                out.push(value.to_string());
+            }
+        }
+    }
+    out.retain(|s| !s.is_empty());
+    out
+}
+
+/// `url` as it may be shown: without user info (`https://user:pw@host` ->
+/// `https://<redacted>@host`) and with every query value replaced (`?token=x` ->
+/// `?token=<redacted>`); a query value is as likely a credential as not.
+pub fn redact_url(url: &str) -> String {
     let url = url.trim();
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_string();
+    let (scheme, rest) = match url.split_once("://") {
+        Some((scheme, rest)) => (Some(scheme), rest),
+        None => (None, url),
     };
     let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
     let (authority, tail) = rest.split_at(end);
-    match authority.rsplit_once('@') {
-        Some((_, host)) => format!("{scheme}://<redacted>@{host}{tail}"),
-        None => url.to_string(),
+    let authority = match authority.rsplit_once('@') {
+        Some((_, host)) => format!("<redacted>@{host}"),
+        None => authority.to_string(),
+    };
+    let tail = match tail.split_once('?') {
+        None => tail.to_string(),
+        Some((path, query)) => {
+            let (query, fragment) = match query.split_once('#') {
+                Some((q, f)) => (q, Some(f)),
+                None => (query, None),
+            };
+            let query: Vec<String> = query
+                .split('&')
+                .map(|pair| match pair.split_once('=') {
+                    Some((key, _)) => format!("{key}=<redacted>"),
+                    None => pair.to_string(),
+                })
+                .collect();
+            let mut t = format!("{path}?{}", query.join("&"));
+            if fragment.is_some() {
+                t.push_str("#<redacted>");
+            }
+            t
+        }
+    };
+    match scheme {
+        Some(scheme) => format!("{scheme}://{authority}{tail}"),
+        None => format!("{authority}{tail}"),
     }
 }
 
@@ -1434,11 +1537,30 @@ mod tests {
         assert_eq!(promql_string("a\"b\\c"), r#""a\"b\\c""#);
         assert_eq!(
             redact_url("https://u:pw@h:9090/p?x=1"),
-            "https://<redacted>@h:9090/p?x=1"
+            "https://<redacted>@h:9090/p?x=<redacted>"
         );
         assert_eq!(redact_url("http://h:9090"), "http://h:9090");
-        assert_eq!(url_password("https://u:pw@h/"), Some("pw".to_string()));
-        assert_eq!(url_password("https://h/a@b"), None);
+        assert_eq!(
+            redact_url("https://h/p?token=s3cr3t&x=1#frag"),
+            "https://h/p?token=<redacted>&x=<redacted>#<redacted>"
+        );
+        assert_eq!(redact_url("https://h/a@b"), "https://h/a@b");
+        assert_eq!(
+            url_secrets("https://u:pw@h/?token=s3cr3t"),
+            ["u:pw", "pw", "s3cr3t"]
+        );
+        assert!(url_secrets("https://h/a@b").is_empty());
+        assert_eq!(
+            endpoint_of("https://h/prom/?token=t1"),
+            (
+                "https://h/prom/api/v1/query?token=t1".to_string(),
+                "https://h/prom?token=<redacted>".to_string()
+            )
+        );
+        assert_eq!(
+            endpoint_of("http://h:9090/api/v1/query/").0,
+            "http://h:9090/api/v1/query"
+        );
     }
 
     #[test]
