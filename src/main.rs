@@ -1,5 +1,6 @@
 //! CLI entry: parse arguments, run, map the outcome to an exit code
-//! (0 clean, 1 findings at or above --fail-on, 2 usage, config or input errors).
+//! (0 clean, 1 findings at or above --fail-on, 2 usage, config or input errors, 130 --fix
+//! stopped by SIGINT/SIGTERM).
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;

@@ -337,3 +337,87 @@ pub fn write_output(path: &Path, text: &str) -> Result<(), String> {
         Failure::Io(e) => format!("{shown}: cannot write: {e}"),
     })
 }
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    fn fix(dir: &Path, name: &str, original: &str, fixed: &str) -> FileFix {
+        FileFix {
+            path: dir.join(name),
+            name: name.to_string(),
+            original: original.to_string(),
+            fixed: fixed.to_string(),
+            applied: Vec::new(),
+            created: false,
+        }
+    }
+
+    fn plan(files: Vec<FileFix>) -> FixPlan {
+        FixPlan {
+            files,
+            ..FixPlan::default()
+        }
+    }
+
+    #[test]
+    fn write_all_puts_back_the_files_written_when_a_later_one_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.yaml"), "a: 1\n").unwrap();
+        std::fs::write(dir.path().join("b.yaml"), "b: edited\n").unwrap();
+        let plan = plan(vec![
+            fix(dir.path(), "a.yaml", "a: 1\n", "a: 2\n"),
+            fix(dir.path(), "b.yaml", "b: 1\n", "b: 2\n"),
+        ]);
+        let err = write_all(&plan, &AtomicBool::new(false)).unwrap_err();
+        assert_eq!(err, "b.yaml: changed while gpulint ran; nothing written");
+        let read = |n: &str| std::fs::read_to_string(dir.path().join(n)).unwrap();
+        assert_eq!(read("a.yaml"), "a: 1\n");
+        assert_eq!(read("b.yaml"), "b: edited\n");
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            2,
+            "no temp file"
+        );
+    }
+
+    #[test]
+    fn a_stop_request_ends_the_writes_between_files() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.yaml"), "a: 1\n").unwrap();
+        std::fs::write(dir.path().join("b.yaml"), "b: 1\n").unwrap();
+        let plan = plan(vec![
+            fix(dir.path(), "a.yaml", "a: 1\n", "a: 2\n"),
+            fix(dir.path(), "b.yaml", "b: 1\n", "b: 2\n"),
+        ]);
+        let stop = AtomicBool::new(false);
+        let mut seen = Vec::new();
+        let written = write_each(&plan, &stop, |f| {
+            seen.push(f.name.clone());
+            // SIGINT while the first file is written: it is finished, the second not begun.
+            stop.store(true, Ordering::SeqCst);
+        })
+        .unwrap();
+        assert_eq!(seen, ["a.yaml"]);
+        assert_eq!((written.files, written.not_reached), (1, 1));
+        let read = |n: &str| std::fs::read_to_string(dir.path().join(n)).unwrap();
+        assert_eq!(read("a.yaml"), "a: 2\n");
+        assert_eq!(read("b.yaml"), "b: 1\n");
+        // --commit: a stop request puts every written file back.
+        let stopped = AtomicBool::new(true);
+        let err = write_all(&plan, &stopped).unwrap_err();
+        assert_eq!(err, "interrupted; nothing written");
+    }
+
+    #[test]
+    fn a_new_file_is_never_written_over_an_existing_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("new.yaml");
+        std::os::unix::fs::symlink(dir.path().join("elsewhere"), &path).unwrap();
+        let mut f = fix(dir.path(), "new.yaml", "", "x: 1\n");
+        f.created = true;
+        let err = write_each(&plan(vec![f]), &AtomicBool::new(false), |_| {}).unwrap_err();
+        assert_eq!(err, "new.yaml: already exists; nothing written");
+        assert!(!dir.path().join("elsewhere").exists());
+    }
+}
