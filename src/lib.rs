@@ -7,6 +7,7 @@ pub mod changed;
 pub mod cli;
 pub mod config;
 pub mod fix;
+pub mod interrupt;
 pub mod k8s;
 pub mod lint;
 pub mod metrics;

@@ -1,5 +1,6 @@
 //! CLI entry: parse arguments, run, map the outcome to an exit code
-//! (0 clean, 1 findings at or above --fail-on, 2 usage, config or input errors).
+//! (0 clean, 1 findings at or above --fail-on, 2 usage, config or input errors, 130 --fix
+//! stopped by SIGINT/SIGTERM).
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -320,13 +321,17 @@ fn lint(args: &LintArgs) -> u8 {
         eprintln!("note: {note}");
     }
     let mut show_findings = true;
+    let mut left_as_is = false;
     if args.fix {
         match fix(args, &linter, &run) {
             Err(code) => return code,
-            Ok(FixOutcome::Written) => match scoped_run(true) {
-                Ok(again) => run = again,
-                Err(code) => return code,
-            },
+            Ok(FixOutcome::Written { left_as_is: left }) => {
+                left_as_is = left;
+                match scoped_run(true) {
+                    Ok(again) => run = again,
+                    Err(code) => return code,
+                }
+            }
             Ok(FixOutcome::NothingWritten) => {}
         }
         // --diff and --patch print (or write) the change only, like `ruff --diff`.
@@ -345,7 +350,7 @@ fn lint(args: &LintArgs) -> u8 {
         FailOn::Warning => Severity::Warning,
         FailOn::Info => Severity::Info,
     };
-    if !run.errors.is_empty() {
+    if !run.errors.is_empty() || left_as_is {
         EXIT_ERROR
     } else if run.count_at_or_above(level) > 0 {
         EXIT_FINDINGS
@@ -547,8 +552,9 @@ fn now_rfc3339() -> String {
 }
 
 enum FixOutcome {
-    /// Manifests changed: lint again to report what remains.
-    Written,
+    /// Manifests changed: lint again to report what remains. `left_as_is`: a file changed while
+    /// gpulint ran and was not written (the run exits 2).
+    Written { left_as_is: bool },
     /// --diff, --patch, or nothing to fix: the lint result stands.
     NothingWritten,
 }
@@ -570,6 +576,13 @@ fn fix(args: &LintArgs, linter: &Linter, run: &gpulint::lint::Run) -> Result<Fix
     for r in &plan.rejected {
         eprintln!("not fixed: {}:{}: {}: {}", r.file, r.line, r.rule, r.reason);
     }
+    if args.diff || args.patch.is_some() {
+        // A diff of a linked or non-regular file is refused as writing it would be.
+        gpulint::fix::write::check_sources(&plan).map_err(|e| {
+            eprintln!("error: {e}");
+            EXIT_ERROR
+        })?;
+    }
     if args.diff {
         print(&gpulint::fix::patch::diff(&plan));
         return Ok(FixOutcome::NothingWritten);
@@ -579,8 +592,8 @@ fn fix(args: &LintArgs, linter: &Linter, run: &gpulint::lint::Run) -> Result<Fix
             eprintln!("error: {e}");
             EXIT_ERROR
         })?;
-        std::fs::write(path, text).map_err(|e| {
-            eprintln!("error: {}: cannot write the patch: {e}", path.display());
+        gpulint::fix::write::write_output(path, &text).map_err(|e| {
+            eprintln!("error: {e}");
             EXIT_ERROR
         })?;
         eprintln!("wrote {} ({} file(s))", path.display(), plan.files.len());
@@ -590,12 +603,22 @@ fn fix(args: &LintArgs, linter: &Linter, run: &gpulint::lint::Run) -> Result<Fix
         eprintln!("nothing to fix");
         return Ok(FixOutcome::NothingWritten);
     }
+    // From here a SIGINT/SIGTERM stops between two files instead of killing the run.
+    let stop = gpulint::interrupt::StopRequest::catch();
+    let code_on_error = |stop: &gpulint::interrupt::StopRequest| {
+        if stop.requested() {
+            gpulint::interrupt::EXIT_INTERRUPTED
+        } else {
+            EXIT_ERROR
+        }
+    };
     if args.commit {
-        let committed =
-            gpulint::fix::commit::commit(&plan, args.message.as_deref()).map_err(|e| {
-                eprintln!("error: {e}");
-                EXIT_ERROR
-            })?;
+        let committed = gpulint::fix::commit::commit(&plan, args.message.as_deref(), stop.flag())
+            .map_err(|e| {
+            eprintln!("error: {e}");
+            code_on_error(&stop)
+        })?;
+        stop.release();
         report_changes(&plan);
         if committed.fallback_author {
             eprintln!(
@@ -603,27 +626,47 @@ fn fix(args: &LintArgs, linter: &Linter, run: &gpulint::lint::Run) -> Result<Fix
             );
         }
         eprintln!("committed {}", committed.id);
-    } else {
-        gpulint::fix::apply::write(&plan).map_err(|e| {
-            eprintln!("error: {e}");
-            EXIT_ERROR
-        })?;
-        report_changes(&plan);
+        return Ok(FixOutcome::Written { left_as_is: false });
     }
-    Ok(FixOutcome::Written)
+    // Each file's `fixed` lines are printed as it lands on disk: an interrupted run says what it did.
+    let mut findings = 0;
+    let written = gpulint::fix::write::write_each(&plan, stop.flag(), |f| {
+        findings += report_file(f);
+    });
+    stop.release();
+    let written = written.map_err(|e| {
+        eprintln!("error: {e}");
+        code_on_error(&stop)
+    })?;
+    for left in &written.left {
+        eprintln!("not fixed: {left}");
+    }
+    eprintln!("fixed {findings} finding(s) in {} file(s)", written.files);
+    if written.not_reached > 0 || stop.requested() {
+        eprintln!(
+            "interrupted: {} file(s) not written; every file is either as it was or fully fixed",
+            written.not_reached
+        );
+        return Err(gpulint::interrupt::EXIT_INTERRUPTED);
+    }
+    Ok(FixOutcome::Written {
+        left_as_is: !written.left.is_empty(),
+    })
+}
+
+/// Prints the `fixed` lines of one file; returns how many.
+fn report_file(f: &gpulint::fix::apply::FileFix) -> usize {
+    for a in &f.applied {
+        eprintln!(
+            "fixed {}:{}: {} {} ({})",
+            f.name, a.line, a.rule, a.description, a.object
+        );
+    }
+    f.applied.len()
 }
 
 fn report_changes(plan: &gpulint::fix::apply::FixPlan) {
-    let mut count = 0;
-    for f in &plan.files {
-        for a in &f.applied {
-            eprintln!(
-                "fixed {}:{}: {} {} ({})",
-                f.name, a.line, a.rule, a.description, a.object
-            );
-            count += 1;
-        }
-    }
+    let count: usize = plan.files.iter().map(report_file).sum();
     eprintln!("fixed {count} finding(s) in {} file(s)", plan.files.len());
 }
 

@@ -1,11 +1,10 @@
 //! Plans fixes for a run and writes them: non-overlapping fixes are applied together, verified
 //! (re-parsed, only the intended fields changed), and the file is linted again until nothing
 //! changes (bounded, like ruff). Nothing is written until every file's fixed text is known;
-//! writes are atomic and a failure restores every file already written.
+//! `write.rs` writes them.
 
 use std::collections::{HashMap, HashSet};
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use super::edit::{apply, overlaps, verify, Applicability, ChangeNote, Fix, Rejected, Segment};
 use crate::lint::{repo_facts, Linter, Run, SourceFile};
@@ -333,102 +332,6 @@ impl<'f> FileState<'f> {
             findings = linter.lint_file(facts, index, &relinted);
         }
     }
-}
-
-/// The temp file a write goes through: next to `path`, so the final rename or link stays on one
-/// file system.
-fn temp_beside(path: &Path) -> PathBuf {
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
-    dir.join(format!(".{name}.gpulint-{}.tmp", std::process::id()))
-}
-
-/// Writes `text` to a new temp file beside `path` and syncs it.
-fn write_temp(path: &Path, text: &str) -> std::io::Result<PathBuf> {
-    let temp = temp_beside(path);
-    let mut f = std::fs::File::create(&temp)?;
-    f.write_all(text.as_bytes())?;
-    f.sync_all()?;
-    Ok(temp)
-}
-
-/// Writes `text` to `path` atomically: a temp file in the same folder, fsync, rename. The file
-/// keeps its permissions.
-fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
-    let result = (|| {
-        let permissions = std::fs::metadata(path)?.permissions();
-        let temp = write_temp(path, text)?;
-        std::fs::set_permissions(&temp, permissions)?;
-        std::fs::rename(&temp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(temp_beside(path));
-    }
-    result
-}
-
-/// Writes every fixed file; on a failure, files already written get their original text back.
-pub fn write(plan: &FixPlan) -> Result<(), String> {
-    let mut written: Vec<&FileFix> = Vec::new();
-    for f in &plan.files {
-        if f.created {
-            if f.path.exists() {
-                restore(&written);
-                return Err(format!(
-                    "{}: appeared while gpulint ran; nothing written",
-                    f.name
-                ));
-            }
-            if let Err(e) = write_new(&f.path, &f.fixed) {
-                restore(&written);
-                return Err(format!("{}: cannot write: {e}; nothing written", f.name));
-            }
-            written.push(f);
-            continue;
-        }
-        // The file must still be what was linted: never overwrite a concurrent change.
-        match std::fs::read(&f.path) {
-            Ok(now) if now == f.original.as_bytes() => {}
-            Ok(_) => {
-                restore(&written);
-                return Err(format!(
-                    "{}: changed while gpulint ran; nothing written",
-                    f.name
-                ));
-            }
-            Err(e) => {
-                restore(&written);
-                return Err(format!("{}: {e}; nothing written", f.name));
-            }
-        }
-        if let Err(e) = write_atomic(&f.path, &f.fixed) {
-            restore(&written);
-            return Err(format!("{}: cannot write: {e}; nothing written", f.name));
-        }
-        written.push(f);
-    }
-    Ok(())
-}
-
-fn restore(written: &[&FileFix]) {
-    for f in written {
-        if f.created {
-            let _ = std::fs::remove_file(&f.path);
-        } else {
-            let _ = write_atomic(&f.path, &f.original);
-        }
-    }
-}
-
-/// Writes a new file atomically (temp + fsync + link), never replacing an existing one.
-fn write_new(path: &Path, text: &str) -> std::io::Result<()> {
-    // A hard link fails when the target exists: no race with a file created meanwhile.
-    let result = write_temp(path, text).and_then(|temp| std::fs::hard_link(temp, path));
-    let _ = std::fs::remove_file(temp_beside(path));
-    result
 }
 
 #[cfg(test)]

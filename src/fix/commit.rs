@@ -1,8 +1,10 @@
 //! `--fix --commit`: commit exactly the fixed files on the current branch (git2).
 
+use std::sync::atomic::AtomicBool;
+
 use git2::{Repository, Signature, Status};
 
-use super::apply::{self, FixPlan};
+use super::apply::FixPlan;
 use super::patch::{relative_to, repo_root};
 
 /// The commit message: a summary line, then one line per change.
@@ -30,8 +32,14 @@ pub fn message(plan: &FixPlan, custom: Option<&str>) -> String {
 }
 
 /// Checks that a commit is possible (inside a repository, the files have no uncommitted changes
-/// of the user's), writes the fixes, stages exactly those files and commits.
-pub fn commit(plan: &FixPlan, custom_message: Option<&str>) -> Result<Committed, String> {
+/// of the user's), writes the fixes, stages exactly those files and commits. The writes are all
+/// or nothing: a refused target, a file changed meanwhile or a `stop` request (SIGINT/SIGTERM)
+/// leaves every file as it was and commits nothing.
+pub fn commit(
+    plan: &FixPlan,
+    custom_message: Option<&str>,
+    stop: &AtomicBool,
+) -> Result<Committed, String> {
     let first = plan.files.first().ok_or("nothing to commit")?;
     let root = repo_root(&first.path)
         .ok_or_else(|| format!("{}: not inside a git repository", first.name))?;
@@ -79,7 +87,7 @@ pub fn commit(plan: &FixPlan, custom_message: Option<&str>) -> Result<Committed,
             true,
         ),
     };
-    apply::write(plan)?;
+    super::write::write_all(plan, stop)?;
     let result = (|| -> Result<git2::Oid, git2::Error> {
         let mut index = repo.index()?;
         for p in &paths {

@@ -8,3 +8,4 @@ pub mod helm;
 pub mod patch;
 pub mod render;
 pub mod resources;
+pub mod write;

@@ -1,0 +1,423 @@
+//! Writes planned fixes in a folder a pull request controls. Every target is checked before the
+//! first write: a symbolic link, anything but a regular file, or a file without write permission
+//! is refused and nothing is written. Each file is written to a temp file with a random name,
+//! created exclusively beside it (never through a planted link), synced, checked once more against
+//! the text that was linted (right before the rename: a concurrent change is never lost), and
+//! renamed over it with its permissions.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Read, Write};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use super::apply::{FileFix, FixPlan};
+
+/// Test-only: before the last check and the rename of each file, the writer creates the file this
+/// variable names and waits (at most a minute) until it is removed, so a test can change a target
+/// at that moment deterministically. Not for use outside tests.
+const TEST_PAUSE_VAR: &str = "GPULINT_TEST_PAUSE_BEFORE_RENAME";
+
+/// Why a file was not written.
+enum Failure {
+    /// The target is not what was linted any more: left as it is, the run goes on.
+    LeftAsIs(String),
+    /// The write itself failed.
+    Io(io::Error),
+}
+
+impl From<io::Error> for Failure {
+    fn from(e: io::Error) -> Self {
+        Failure::Io(e)
+    }
+}
+
+/// What `write_each` did.
+#[derive(Debug, Default)]
+pub struct Written {
+    pub files: usize,
+    /// Files left as they were, with why (`NAME: changed while gpulint ran; left as is`).
+    pub left: Vec<String>,
+    /// Files not reached because SIGINT/SIGTERM asked to stop.
+    pub not_reached: usize,
+}
+
+/// Writes the files one by one, calling `done` as each is on disk; stops between two files when
+/// `stop` is set. A file that changed (or stopped being a regular file) since it was read is left
+/// as it is and listed. Errors: a refused target (nothing written) or a failed write (the files
+/// before it are written and were passed to `done`).
+pub fn write_each(
+    plan: &FixPlan,
+    stop: &AtomicBool,
+    mut done: impl FnMut(&FileFix),
+) -> Result<Written, String> {
+    check_targets(plan)?;
+    let mut out = Written::default();
+    for (i, f) in plan.files.iter().enumerate() {
+        if stop.load(Ordering::SeqCst) {
+            out.not_reached = plan.files.len() - i;
+            break;
+        }
+        match write_file(f) {
+            Ok(()) => {
+                out.files += 1;
+                done(f);
+            }
+            Err(Failure::LeftAsIs(why)) => out.left.push(format!("{}: {why}; left as is", f.name)),
+            Err(Failure::Io(e)) => {
+                return Err(format!(
+                    "{}: cannot write: {e}; stopped after {} of {} file(s)",
+                    f.name,
+                    out.files,
+                    plan.files.len()
+                ))
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Writes every file or none (`--commit`): on a failure or a stop request, the files already
+/// written get their original text back.
+pub fn write_all(plan: &FixPlan, stop: &AtomicBool) -> Result<(), String> {
+    check_targets(plan)?;
+    let mut written: Vec<&FileFix> = Vec::new();
+    for f in &plan.files {
+        let failed = if stop.load(Ordering::SeqCst) {
+            Some("interrupted".to_string())
+        } else {
+            match write_file(f) {
+                Ok(()) => None,
+                Err(Failure::LeftAsIs(why)) => Some(format!("{}: {why}", f.name)),
+                Err(Failure::Io(e)) => Some(format!("{}: cannot write: {e}", f.name)),
+            }
+        };
+        if let Some(why) = failed {
+            let kept = restore(&written);
+            let mut message = format!("{why}; nothing written");
+            if !kept.is_empty() {
+                message = format!(
+                    "{why}; could not put back {} (they have the fixes)",
+                    kept.join(", ")
+                );
+            }
+            return Err(message);
+        }
+        written.push(f);
+    }
+    Ok(())
+}
+
+/// Puts the original text back (only where the file is still as gpulint wrote it); returns the
+/// files that could not be put back.
+fn restore(written: &[&FileFix]) -> Vec<String> {
+    let mut kept = Vec::new();
+    for f in written.iter().rev() {
+        let ok = if f.created {
+            std::fs::remove_file(&f.path).is_ok()
+        } else {
+            replace(&f.path, f.fixed.as_bytes(), f.original.as_bytes()).is_ok()
+        };
+        if !ok {
+            kept.push(f.name.clone());
+        }
+    }
+    kept
+}
+
+/// Checks every target before anything is written: see `target_problem`; a file a fix creates
+/// must not exist yet.
+pub fn check_targets(plan: &FixPlan) -> Result<(), String> {
+    for f in &plan.files {
+        if f.created {
+            match std::fs::symlink_metadata(&f.path) {
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Ok(_) => return Err(format!("{}: already exists; nothing written", f.name)),
+                Err(e) => return Err(format!("{}: {e}; nothing written", f.name)),
+            }
+        } else if let Some(why) = target_problem(&f.path, true) {
+            return Err(format!("{}: {why}; nothing written", f.name));
+        }
+    }
+    Ok(())
+}
+
+/// Checks the files a diff or patch is made of: a link or a non-regular file is refused, as
+/// `--fix` would refuse it.
+pub fn check_sources(plan: &FixPlan) -> Result<(), String> {
+    for f in plan.files.iter().filter(|f| !f.created) {
+        if let Some(why) = target_problem(&f.path, false) {
+            return Err(format!("{}: {why}; no diff made", f.name));
+        }
+    }
+    Ok(())
+}
+
+/// Why `path` may not be replaced: a link (gpulint never writes through one), not a regular
+/// file, or (with `write`) no write permission for anyone (root would override it; the owner's
+/// 0444 says "do not change").
+fn target_problem(path: &Path, write: bool) -> Option<String> {
+    let meta = match std::fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) => return Some(e.to_string()),
+    };
+    if meta.file_type().is_symlink() {
+        return Some("is a symbolic link; gpulint does not write through links".into());
+    }
+    if !meta.is_file() {
+        return Some("not a regular file".into());
+    }
+    if !write {
+        return None;
+    }
+    if meta.permissions().readonly() {
+        return Some(format!("not writable ({})", mode_text(&meta)));
+    }
+    // Permission for this user: open for writing, without truncating, following no link.
+    match open_nofollow(OpenOptions::new().write(true), path) {
+        Ok(_) => None,
+        Err(e) => Some(format!("not writable: {e}")),
+    }
+}
+
+#[cfg(unix)]
+fn mode_text(meta: &std::fs::Metadata) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    format!("mode {:04o}", meta.permissions().mode() & 0o7777)
+}
+
+#[cfg(not(unix))]
+fn mode_text(_: &std::fs::Metadata) -> String {
+    "read-only".into()
+}
+
+/// Opens `path` without following a link at its last component and without blocking on a FIFO.
+fn open_nofollow(options: &mut OpenOptions, path: &Path) -> io::Result<File> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+    }
+    options.open(path)
+}
+
+fn write_file(f: &FileFix) -> Result<(), Failure> {
+    if f.created {
+        create(&f.path, f.fixed.as_bytes())
+    } else {
+        replace(&f.path, f.original.as_bytes(), f.fixed.as_bytes())
+    }
+}
+
+fn folder(path: &Path) -> &Path {
+    path.parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+}
+
+/// A temp file with a random name beside `path` (same file system, so the rename is atomic),
+/// created exclusively: a planted file or link at its name is never opened. A temp file for a
+/// new file gets what `File::create` gives (0666 less the umask), not tempfile's 0600.
+fn new_temp(path: &Path, new_file: bool) -> io::Result<tempfile::NamedTempFile> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let prefix = format!(".{name}.");
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix).suffix(".gpulint.tmp");
+    #[cfg(unix)]
+    if new_file {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    #[cfg(not(unix))]
+    let _ = new_file;
+    builder.tempfile_in(folder(path))
+}
+
+/// Replaces the text of `path`, which must still be `expected`, by `text`.
+fn replace(path: &Path, expected: &[u8], text: &[u8]) -> Result<(), Failure> {
+    let meta = std::fs::symlink_metadata(path)?;
+    if !meta.is_file() {
+        return Err(Failure::LeftAsIs("not a regular file".to_string()));
+    }
+    let mut temp = new_temp(path, false)?;
+    temp.write_all(text)?;
+    // On the open file: a link planted at the temp name could not redirect it.
+    temp.as_file().set_permissions(meta.permissions())?;
+    temp.as_file().sync_all()?;
+    test_pause();
+    // The last check, right before the rename: the file must still be what was linted.
+    if let Some(why) = changed(path, expected) {
+        return Err(Failure::LeftAsIs(why));
+    }
+    temp.persist(path).map_err(|e| Failure::Io(e.error))?;
+    Ok(())
+}
+
+/// Creates `path` with `text`; fails if anything exists at `path` by then.
+fn create(path: &Path, text: &[u8]) -> Result<(), Failure> {
+    let mut temp = new_temp(path, true)?;
+    temp.write_all(text)?;
+    temp.as_file().sync_all()?;
+    test_pause();
+    temp.persist_noclobber(path)
+        .map_err(|e| Failure::Io(e.error))?;
+    Ok(())
+}
+
+/// Why `path` is no longer `expected` (None when it is): read through no link and without
+/// blocking on a FIFO, and no more than one byte past the expected length.
+fn changed(path: &Path, expected: &[u8]) -> Option<String> {
+    let file = match open_nofollow(OpenOptions::new().read(true), path) {
+        Ok(f) => f,
+        Err(e) if is_link_error(&e) => return Some("became a symbolic link".into()),
+        Err(e) => return Some(format!("cannot be read again: {e}")),
+    };
+    match file.metadata() {
+        Ok(m) if m.is_file() => {}
+        Ok(_) => return Some("not a regular file".into()),
+        Err(e) => return Some(format!("cannot be read again: {e}")),
+    }
+    let mut now = Vec::with_capacity(expected.len() + 1);
+    if let Err(e) = file.take(expected.len() as u64 + 1).read_to_end(&mut now) {
+        return Some(format!("cannot be read again: {e}"));
+    }
+    (now != expected).then(|| "changed while gpulint ran".to_string())
+}
+
+fn is_link_error(e: &io::Error) -> bool {
+    #[cfg(unix)]
+    {
+        e.raw_os_error() == Some(libc::ELOOP)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = e;
+        false
+    }
+}
+
+fn test_pause() {
+    let Some(flag) = std::env::var_os(TEST_PAUSE_VAR) else {
+        return;
+    };
+    let flag = Path::new(&flag);
+    if File::create(flag).is_err() {
+        return;
+    }
+    let started = Instant::now();
+    while flag.exists() && started.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Writes `text` to `path` (a file the command line names, like `--patch FILE`) the same way:
+/// through a random temp file and a rename, refusing a link or anything but a regular file there.
+pub fn write_output(path: &Path, text: &str) -> Result<(), String> {
+    let shown = path.display();
+    let existing = match std::fs::symlink_metadata(path) {
+        Ok(_) => match target_problem(path, true) {
+            Some(why) => return Err(format!("{shown}: {why}; not written")),
+            None => true,
+        },
+        Err(e) if e.kind() == io::ErrorKind::NotFound => false,
+        Err(e) => return Err(format!("{shown}: {e}")),
+    };
+    let result = if existing {
+        std::fs::read(path)
+            .map_err(Failure::Io)
+            .and_then(|now| replace(path, &now, text.as_bytes()))
+    } else {
+        create(path, text.as_bytes())
+    };
+    result.map_err(|e| match e {
+        Failure::LeftAsIs(why) => format!("{shown}: {why}; not written"),
+        Failure::Io(e) => format!("{shown}: cannot write: {e}"),
+    })
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    fn fix(dir: &Path, name: &str, original: &str, fixed: &str) -> FileFix {
+        FileFix {
+            path: dir.join(name),
+            name: name.to_string(),
+            original: original.to_string(),
+            fixed: fixed.to_string(),
+            applied: Vec::new(),
+            created: false,
+        }
+    }
+
+    fn plan(files: Vec<FileFix>) -> FixPlan {
+        FixPlan {
+            files,
+            ..FixPlan::default()
+        }
+    }
+
+    #[test]
+    fn write_all_puts_back_the_files_written_when_a_later_one_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.yaml"), "a: 1\n").unwrap();
+        std::fs::write(dir.path().join("b.yaml"), "b: edited\n").unwrap();
+        let plan = plan(vec![
+            fix(dir.path(), "a.yaml", "a: 1\n", "a: 2\n"),
+            fix(dir.path(), "b.yaml", "b: 1\n", "b: 2\n"),
+        ]);
+        let err = write_all(&plan, &AtomicBool::new(false)).unwrap_err();
+        assert_eq!(err, "b.yaml: changed while gpulint ran; nothing written");
+        let read = |n: &str| std::fs::read_to_string(dir.path().join(n)).unwrap();
+        assert_eq!(read("a.yaml"), "a: 1\n");
+        assert_eq!(read("b.yaml"), "b: edited\n");
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            2,
+            "no temp file"
+        );
+    }
+
+    #[test]
+    fn a_stop_request_ends_the_writes_between_files() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.yaml"), "a: 1\n").unwrap();
+        std::fs::write(dir.path().join("b.yaml"), "b: 1\n").unwrap();
+        let plan = plan(vec![
+            fix(dir.path(), "a.yaml", "a: 1\n", "a: 2\n"),
+            fix(dir.path(), "b.yaml", "b: 1\n", "b: 2\n"),
+        ]);
+        let stop = AtomicBool::new(false);
+        let mut seen = Vec::new();
+        let written = write_each(&plan, &stop, |f| {
+            seen.push(f.name.clone());
+            // SIGINT while the first file is written: it is finished, the second not begun.
+            stop.store(true, Ordering::SeqCst);
+        })
+        .unwrap();
+        assert_eq!(seen, ["a.yaml"]);
+        assert_eq!((written.files, written.not_reached), (1, 1));
+        let read = |n: &str| std::fs::read_to_string(dir.path().join(n)).unwrap();
+        assert_eq!(read("a.yaml"), "a: 2\n");
+        assert_eq!(read("b.yaml"), "b: 1\n");
+        // --commit: a stop request puts every written file back.
+        let stopped = AtomicBool::new(true);
+        let err = write_all(&plan, &stopped).unwrap_err();
+        assert_eq!(err, "interrupted; nothing written");
+    }
+
+    #[test]
+    fn a_new_file_is_never_written_over_an_existing_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("new.yaml");
+        std::os::unix::fs::symlink(dir.path().join("elsewhere"), &path).unwrap();
+        let mut f = fix(dir.path(), "new.yaml", "", "x: 1\n");
+        f.created = true;
+        let err = write_each(&plan(vec![f]), &AtomicBool::new(false), |_| {}).unwrap_err();
+        assert_eq!(err, "new.yaml: already exists; nothing written");
+        assert!(!dir.path().join("elsewhere").exists());
+    }
+}
