@@ -3,13 +3,13 @@
 
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const GPULINT: &str = env!("CARGO_BIN_EXE_gpulint");
 
 /// Runs gpulint in `dir`; a run past `limit` is killed and fails the test.
 fn gpulint_within(dir: &Path, args: &[&str], limit: Duration) -> (i32, String) {
-    let mut child = Command::new(GPULINT)
+    let child = Command::new(GPULINT)
         .current_dir(dir)
         .args(args)
         .env("NO_COLOR", "1")
@@ -17,19 +17,15 @@ fn gpulint_within(dir: &Path, args: &[&str], limit: Duration) -> (i32, String) {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let started = Instant::now();
-    loop {
-        if child.try_wait().unwrap().is_some() {
-            break;
-        }
-        if started.elapsed() > limit {
-            child.kill().unwrap();
-            child.wait().unwrap();
-            panic!("gpulint {args:?} ran past {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let out = child.wait_with_output().unwrap();
+    let pid = child.id();
+    // Read the output while waiting (a full pipe would block the child).
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || tx.send(child.wait_with_output()));
+    let Ok(out) = rx.recv_timeout(limit) else {
+        let _ = Command::new("kill").arg(pid.to_string()).status();
+        panic!("gpulint {args:?} ran past {limit:?}");
+    };
+    let out = out.unwrap();
     let text =
         String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
     (out.status.code().unwrap_or(-1), text)
@@ -54,7 +50,7 @@ fn alias_bomb_spread_over_documents_is_an_error_quickly() {
         &repo.path().join("bomb.yaml"),
         &vec![doc; 2000].join("---\n"),
     );
-    let (code, out) = gpulint_within(repo.path(), &["."], Duration::from_secs(30));
+    let (code, out) = gpulint_within(repo.path(), &["."], Duration::from_secs(60));
     assert_eq!(code, 2, "{out}");
     assert!(out.contains("possible alias bomb"), "{out}");
     assert!(out.contains("bomb.yaml:11:5"), "{out}");
@@ -72,7 +68,7 @@ fn duplicate_mapping_keys_are_an_input_error_naming_both_lines() {
          limits:\n              nvidia.com/gpu: 1\n            requests:\n              cpu: 1\n            \
          limits:\n              cpu: 2\n",
     );
-    let (code, out) = gpulint_within(repo.path(), &["."], Duration::from_secs(30));
+    let (code, out) = gpulint_within(repo.path(), &["."], Duration::from_secs(60));
     assert_eq!(code, 2, "{out}");
     assert!(
         out.contains("duplicate mapping key 'limits' at line 16 (first at line 12)"),
@@ -107,11 +103,42 @@ fn kustomize_diamond_hits_the_object_cap_quickly() {
         &root.join("l15/cm.yaml"),
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n",
     );
-    let (code, out) = gpulint_within(root, &["l0"], Duration::from_secs(30));
+    let (code, out) = gpulint_within(root, &["l0"], Duration::from_secs(60));
     assert_eq!(code, 2, "{out}");
     assert!(
         out.contains("more than the 10000 a render may hold"),
         "{out}"
     );
     assert!(out.contains("l1/kustomization.yaml:3:3"), "{out}");
+}
+
+/// Names with terminal escape sequences (a title change, a screen clear, a bidi override) are
+/// printed escaped in every output, never raw.
+#[test]
+fn control_characters_in_names_are_escaped_in_every_output() {
+    let repo = tempfile::tempdir().unwrap();
+    write(
+        &repo.path().join("d.yaml"),
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: \"train\\e]0;pwned\\a\"\nspec:\n  \
+         template:\n    spec:\n      containers:\n        - name: \"gpu\\e[2J\\u202Ex\\x9b\"\n          \
+         image: train:1\n          resources:\n            requests:\n              nvidia.com/gpu: 1\n",
+    );
+    let raw = |s: &str| {
+        s.chars()
+            .any(|c| matches!(c, '\u{1b}' | '\u{7}' | '\u{9b}' | '\u{202E}'))
+    };
+    for args in [
+        &["--format", "human", "."][..],
+        &["--format", "github", "."],
+        &["--format", "json", "."],
+        &["--format", "sarif", "."],
+        &["inventory", "."],
+    ] {
+        let (_, out) = gpulint_within(repo.path(), args, Duration::from_secs(300));
+        assert!(out.contains("gpu"), "{args:?}: {out}");
+        assert!(
+            !raw(&out),
+            "{args:?} printed a control character raw:\n{out}"
+        );
+    }
 }
