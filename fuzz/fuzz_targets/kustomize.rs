@@ -48,7 +48,9 @@ impl Sources for Memory {
     }
 
     fn is_dir(&self, path: &Path) -> bool {
-        self.files.iter().any(|(p, _)| p.starts_with(path) && p != path)
+        self.files
+            .iter()
+            .any(|(p, _)| p.starts_with(path) && p != path)
     }
 
     fn is_file(&self, path: &Path) -> bool {
@@ -100,7 +102,10 @@ fuzz_target!(|data: &[u8]| {
             rendered.objects.len()
         );
         let loaded = sources.loaded.lock().unwrap_or_else(|p| p.into_inner());
-        rendered.objects.iter().for_each(|o| check_spans(o, &loaded));
+        rendered
+            .objects
+            .iter()
+            .for_each(|o| check_spans(o, &loaded));
         let _ = kustomize::to_yaml(&rendered.objects);
     }
 });
