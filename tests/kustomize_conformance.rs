@@ -12,7 +12,11 @@ use gpulint::source::yaml::Stream;
 
 /// Cases the built-in renderer does not pass yet, with the reason. The test checks they still
 /// fail, so the list stays honest.
-const KNOWN_FAILURES: &[(&str, &str)] = &[];
+const KNOWN_FAILURES: &[(&str, &str)] = &[(
+    "namespace-not-added-to-validating-admission-policies",
+    "its kustomization writes `apiVersion` and `kind` twice; kustomize accepts that, gpulint \
+     refuses duplicate mapping keys as the API server's strict decoding does (issue 10)",
+)];
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/kustomize-conformance")

@@ -58,15 +58,16 @@ thread_local! {
 }
 
 fn check_span(text: &str, span: Span, what: &str) {
+    let (start, end) = (span.start as usize, span.end as usize);
     assert!(
-        span.start <= span.end && span.end <= text.len(),
+        start <= end && end <= text.len(),
         "{what}: span {}..{} outside the text ({} bytes)",
         span.start,
         span.end,
         text.len()
     );
     assert!(
-        text.is_char_boundary(span.start) && text.is_char_boundary(span.end),
+        text.is_char_boundary(start) && text.is_char_boundary(end),
         "{what}: span {}..{} not on char boundaries",
         span.start,
         span.end
@@ -139,7 +140,7 @@ fn render(run: &Run, linter: &Linter) {
         g.lines().all(|l| l.starts_with("::")),
         "github output broken:\n{g}"
     );
-    let inv = inventory::workloads(linter, &run.files);
+    let inv = inventory::workloads(linter, &run.files, &run.units, &run.releases);
     let _ = inventory::table(linter, &inv);
 }
 

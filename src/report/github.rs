@@ -6,9 +6,11 @@ use crate::rules::Severity;
 
 /// Escaping for the message part of a workflow command.
 fn escape_data(s: &str) -> String {
-    s.replace('%', "%25")
+    let data = s
+        .replace('%', "%25")
         .replace('\r', "%0D")
-        .replace('\n', "%0A")
+        .replace('\n', "%0A");
+    super::printable(&data).into_owned()
 }
 
 /// Escaping for a property value: the data escapes plus `:` and `,`.
@@ -60,5 +62,6 @@ mod tests {
     fn escapes_like_github_documents() {
         assert_eq!(escape_data("50% a\nb\r"), "50%25 a%0Ab%0D");
         assert_eq!(escape_property("a:b,c%"), "a%3Ab%2Cc%25");
+        assert_eq!(escape_data("x\u{1b}[2J"), "x\\u{1b}[2J");
     }
 }

@@ -33,8 +33,11 @@ impl Window {
         let (line, _) = file.stream.line_col(offset);
         let first = line.saturating_sub(4).max(1);
         Window {
-            name: file.name.clone(),
-            text: file.stream.text.clone(),
+            name: super::printable(&file.name).into_owned(),
+            text: match super::printable_same_width(&file.stream.text) {
+                std::borrow::Cow::Borrowed(_) => file.stream.text.clone(),
+                std::borrow::Cow::Owned(escaped) => escaped.into(),
+            },
             start: file.stream.lines.line_start(first).unwrap_or(0),
             first_line: first - 1,
         }
@@ -146,7 +149,7 @@ pub fn render(run: &Run, color: bool) -> String {
     for finding in run.findings.iter().filter(|f| f.suppression.is_none()) {
         let file = &run.files[finding.file];
         // miette prints `file:line:col` above the snippet, so the header is just the message.
-        let header = finding.message.clone();
+        let header = super::printable(&finding.message).into_owned();
         if !drawable(file, finding.span.start()) {
             let at = super::location(run, finding);
             out.push_str(&format!(
@@ -154,10 +157,10 @@ pub fn render(run: &Run, color: bool) -> String {
                 finding.severity.as_str(),
                 finding.rule.id,
                 finding.rule.name,
-                at.file,
+                super::printable(at.file),
                 at.line,
                 at.column,
-                finding.message
+                header
             ));
             continue;
         }
@@ -174,7 +177,7 @@ pub fn render(run: &Run, color: bool) -> String {
     for e in &run.errors {
         if let Some((index, offset)) = e.source.filter(|(i, o)| drawable(&run.files[*i], *o)) {
             let file = &run.files[index];
-            let diagnostic = miette::MietteDiagnostic::new(e.message.clone())
+            let diagnostic = miette::MietteDiagnostic::new(super::printable(&e.message))
                 .with_code(if e.message.starts_with("kustomize:") {
                     "error[input] kustomize render failed"
                 } else {
@@ -189,11 +192,14 @@ pub fn render(run: &Run, color: bool) -> String {
             }
         }
         if e.file.is_empty() {
-            out.push_str(&format!("error: {}\n", e.message));
+            out.push_str(&format!("error: {}\n", super::printable(&e.message)));
         } else {
             out.push_str(&format!(
                 "error: {}:{}:{}: {}\n",
-                e.file, e.line, e.column, e.message
+                super::printable(&e.file),
+                e.line,
+                e.column,
+                super::printable(&e.message)
             ));
         }
     }

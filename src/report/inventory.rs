@@ -510,10 +510,10 @@ pub fn table(linter: &Linter, inventory: &Value) -> String {
             ]);
         }
     }
-    let mut out = columns(&rows);
+    let mut out = super::printable(&columns(&rows)).into_owned();
     if sets.len() > 1 {
         out.push_str("\nGPUs by pod set:\n");
-        out.push_str(&columns(&sets));
+        out.push_str(&super::printable(&columns(&sets)));
     }
     out.push_str("\nGPUs by namespace:\n");
     let mut total = 0i128;

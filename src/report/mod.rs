@@ -6,6 +6,10 @@ pub mod inventory;
 pub mod json;
 pub mod sarif;
 
+use std::borrow::Cow;
+
+use serde_json::ser::{Formatter, PrettyFormatter};
+
 use crate::lint::Run;
 use crate::rules::Finding;
 
@@ -29,5 +33,144 @@ pub fn location<'a>(run: &'a Run, f: &Finding) -> Location<'a> {
         column,
         end_line,
         end_column,
+    }
+}
+
+/// Characters a terminal or a code viewer acts on instead of showing: C0 and C1 controls and
+/// DEL (escape sequences), and the bidi overrides that reorder text ("Trojan Source").
+/// Line feeds and tabs are layout, not attacks.
+fn is_hostile(c: char) -> bool {
+    (c.is_control() && c != '\n' && c != '\t')
+        || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
+
+/// Text from the repository (names, messages quoting it) as it may be printed: every hostile
+/// character written as a visible escape (`\u{1b}`). The one place every output format
+/// escapes through.
+pub fn printable(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(is_hostile) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 16);
+    for c in s.chars() {
+        if is_hostile(c) {
+            out.extend(c.escape_unicode());
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// A source text for a code snippet: hostile characters replaced by a visible one of the same
+/// UTF-8 length, so byte offsets and spans stay valid. Line breaks (`\r` too) are kept.
+pub fn printable_same_width(s: &str) -> Cow<'_, str> {
+    let hostile = |c: char| is_hostile(c) && c != '\r';
+    if !s.chars().any(hostile) {
+        return Cow::Borrowed(s);
+    }
+    Cow::Owned(
+        s.chars()
+            .map(|c| match c {
+                c if !hostile(c) => c,
+                c if c.len_utf8() == 1 => '?',
+                c if c.len_utf8() == 2 => '\u{BF}',
+                _ => '\u{FFFD}',
+            })
+            .collect(),
+    )
+}
+
+/// Writes JSON (pretty) with every hostile character in strings as a `\uXXXX` escape: the data is
+/// the same for a JSON reader, and nothing raw reaches a terminal (`serde_json` escapes only C0).
+pub fn write_json(out: impl std::io::Write, value: &impl serde::Serialize) -> std::io::Result<()> {
+    let mut ser = serde_json::Serializer::with_formatter(out, SafeJson(PrettyFormatter::new()));
+    value.serialize(&mut ser).map_err(std::io::Error::other)
+}
+
+struct SafeJson(PrettyFormatter<'static>);
+
+impl Formatter for SafeJson {
+    fn write_string_fragment<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        fragment: &str,
+    ) -> std::io::Result<()> {
+        match printable(fragment) {
+            Cow::Borrowed(s) => w.write_all(s.as_bytes()),
+            Cow::Owned(_) => {
+                for c in fragment.chars() {
+                    if is_hostile(c) {
+                        write!(w, "\\u{:04x}", c as u32)?;
+                    } else {
+                        w.write_all(c.encode_utf8(&mut [0; 4]).as_bytes())?;
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn begin_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.begin_array(w)
+    }
+    fn end_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_array(w)
+    }
+    fn begin_array_value<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.0.begin_array_value(w, first)
+    }
+    fn end_array_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_array_value(w)
+    }
+    fn begin_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.begin_object(w)
+    }
+    fn end_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_object(w)
+    }
+    fn begin_object_key<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.0.begin_object_key(w, first)
+    }
+    fn begin_object_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.begin_object_value(w)
+    }
+    fn end_object_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_object_value(w)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hostile_characters_are_escaped_visibly() {
+        assert_eq!(printable("gpu"), Cow::Borrowed("gpu"));
+        assert_eq!(
+            printable("a\u{1b}[31mred\u{9b}x\u{202E}\r"),
+            "a\\u{1b}[31mred\\u{9b}x\\u{202e}\\u{d}"
+        );
+        let text = "name: \u{1b}]0;x\u{7}\u{85}\u{2066}\r\n";
+        let same = printable_same_width(text);
+        assert_eq!(same.len(), text.len());
+        assert_eq!(same, "name: ?]0;x?\u{BF}\u{FFFD}\r\n");
+        let value = serde_json::json!({"name": "a\u{1b}b\u{9b}c\u{202e}"});
+        let mut out = Vec::new();
+        write_json(&mut out, &value).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(text, "{\n  \"name\": \"a\\u001bb\\u009bc\\u202e\"\n}");
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&text).unwrap(),
+            value
+        );
     }
 }

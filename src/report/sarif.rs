@@ -295,7 +295,7 @@ pub fn render(run: &Run) -> Value {
 /// Writes the log, pretty-printed with two-space indents and a final newline, to `out`.
 pub fn write(run: &Run, out: impl Write) -> io::Result<()> {
     let mut out = io::BufWriter::with_capacity(64 * 1024, out);
-    serde_json::to_writer_pretty(&mut out, &log(run))?;
+    super::write_json(&mut out, &log(run))?;
     out.write_all(b"\n")?;
     out.flush()
 }

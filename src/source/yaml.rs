@@ -12,8 +12,15 @@ use granit_parser::{Event, Parser, ScalarStyle as GranitStyle, StructureStyle};
 
 /// Maximum nesting of collections; granit-parser enforces the same bound while scanning.
 const MAX_DEPTH: usize = 200;
-/// Alias expansion may add at most this many nodes beyond the ones written in the file.
+/// Alias expansion may add at most this many nodes beyond the ones written, per file (all its
+/// documents together: a budget per document would let 2,000 small documents expand to 8 GB).
 const ALIAS_NODE_BUDGET: usize = 100_000;
+/// And at most this many in the whole process (one run), so many files each just under the
+/// per-file budget cannot add up to gigabytes either.
+pub const RUN_ALIAS_NODE_BUDGET: usize = 2_000_000;
+
+/// Alias nodes expanded so far in this process.
+static RUN_ALIAS_NODES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 /// Which loaded file a node was written in.
 ///
@@ -410,7 +417,16 @@ enum Frame {
         anchor: usize,
         entries: Vec<Entry>,
         key: Option<Node>,
+        /// Scalar keys seen so far and where, to refuse duplicates.
+        keys: HashMap<String, usize>,
     },
+}
+
+/// A key written twice in one mapping: its text and both offsets.
+struct DuplicateKey {
+    key: String,
+    first: usize,
+    second: usize,
 }
 
 struct Builder {
@@ -419,6 +435,7 @@ struct Builder {
     /// Completed anchored nodes by anchor id, with their node counts.
     anchors: HashMap<usize, (Node, usize)>,
     alias_nodes: usize,
+    duplicate: Option<DuplicateKey>,
 }
 
 fn count_nodes(node: &Node) -> usize {
@@ -451,6 +468,7 @@ impl Builder {
             root: None,
             anchors: HashMap::new(),
             alias_nodes: 0,
+            duplicate: None,
         }
     }
 
@@ -462,8 +480,28 @@ impl Builder {
         match self.stack.last_mut() {
             None => self.root = Some(node),
             Some(Frame::Seq { items, .. }) => items.push(node),
-            Some(Frame::Map { entries, key, .. }) => match key.take() {
-                None => *key = Some(node),
+            Some(Frame::Map {
+                entries, key, keys, ..
+            }) => match key.take() {
+                None => {
+                    // Strict decoding (the API server's, kubectl's): a second `limits:` must not
+                    // silently hide the first.
+                    if let Value::Scalar(s) = &node.value {
+                        let at = node.span.start as usize;
+                        if let Some(&first) = keys.get(&s.text) {
+                            if self.duplicate.is_none() {
+                                self.duplicate = Some(DuplicateKey {
+                                    key: s.text.clone(),
+                                    first,
+                                    second: at,
+                                });
+                            }
+                        } else {
+                            keys.insert(s.text.clone(), at);
+                        }
+                    }
+                    *key = Some(node)
+                }
                 Some(k) => entries.push(Entry {
                     key: k,
                     value: node,
@@ -481,15 +519,26 @@ impl Builder {
     }
 
     fn alias(&mut self, id: usize, span: Span) -> Result<(), String> {
-        let Some((node, size)) = self.anchors.get(&id) else {
+        let Some((_, size)) = self.anchors.get(&id) else {
             return Err("alias to an unknown anchor".to_string());
         };
+        let size = *size;
         self.alias_nodes += size;
         if self.alias_nodes > ALIAS_NODE_BUDGET {
             return Err(format!(
-                "aliases expand to more than {ALIAS_NODE_BUDGET} nodes (possible alias bomb)"
+                "aliases expand to more than {ALIAS_NODE_BUDGET} nodes in this file (possible alias bomb)"
             ));
         }
+        let run = RUN_ALIAS_NODES.fetch_add(size, std::sync::atomic::Ordering::Relaxed) + size;
+        if run > RUN_ALIAS_NODE_BUDGET {
+            return Err(format!(
+                "aliases expand to more than {RUN_ALIAS_NODE_BUDGET} nodes across the files of this run \
+                 (possible alias bomb)"
+            ));
+        }
+        let Some((node, _)) = self.anchors.get(&id) else {
+            return Err("alias to an unknown anchor".to_string());
+        };
         let mut copy = node.clone();
         mark_alias(&mut copy);
         // The alias itself is where the value is used: keep its own position for the root.
@@ -515,6 +564,7 @@ impl Builder {
                 anchor,
                 mut entries,
                 key,
+                ..
             } => {
                 // A key without a value (only possible in malformed streams) maps to null.
                 if let Some(k) = key {
@@ -643,7 +693,10 @@ fn build(text: &str) -> Built {
                 Ok(())
             }
             Event::DocumentStart(..) => {
+                // The alias budget is the file's, not the document's.
+                let spent = builder.alias_nodes;
                 builder = Builder::new();
+                builder.alias_nodes = spent;
                 Ok(())
             }
             Event::DocumentEnd => {
@@ -691,6 +744,7 @@ fn build(text: &str) -> Built {
                 anchor,
                 entries: Vec::new(),
                 key: None,
+                keys: HashMap::new(),
             }),
             Event::SequenceEnd | Event::MappingEnd => {
                 builder.end_collection(end);
@@ -701,18 +755,53 @@ fn build(text: &str) -> Built {
             // Stream markers and anchor metadata carry nothing the tree needs.
             _ => Ok(()),
         };
-        if let Err(message) = result {
-            return (
-                documents,
-                comments,
-                Some(ParseError {
-                    offset: start,
-                    message,
-                }),
-            );
+        let result =
+            result
+                .map_err(BuildError::from)
+                .and_then(|()| match builder.duplicate.take() {
+                    None => Ok(()),
+                    Some(d) => Err(duplicate_key_error(text, d)),
+                });
+        if let Err((offset, message)) = result.map_err(|e| e.located(start)) {
+            return (documents, comments, Some(ParseError { offset, message }));
         }
     }
     (documents, comments, None)
+}
+
+/// A build error: a message at the current event, or one with its own offset.
+enum BuildError {
+    Here(String),
+    At(usize, String),
+}
+
+impl From<String> for BuildError {
+    fn from(message: String) -> Self {
+        BuildError::Here(message)
+    }
+}
+
+impl BuildError {
+    fn located(self, here: usize) -> (usize, String) {
+        match self {
+            BuildError::Here(message) => (here, message),
+            BuildError::At(offset, message) => (offset, message),
+        }
+    }
+}
+
+fn duplicate_key_error(text: &str, d: DuplicateKey) -> BuildError {
+    let lines = LineIndex::new(text);
+    let (first, _) = lines.line_col(text, d.first);
+    let (second, _) = lines.line_col(text, d.second);
+    BuildError::At(
+        d.second,
+        format!(
+            "duplicate mapping key '{}' at line {second} (first at line {first}); \
+             the API server rejects it",
+            d.key
+        ),
+    )
 }
 
 /// Appends a member name to an RFC 9535 normalized path (`$['spec']['containers'][0]`).

@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::budget::{check_count, Budget};
 use super::kustomization::{self, is_remote, Kustomization, Patch};
 use super::{
     normalize, order, replace, select, transform, Options, RenderError, RenderErrorKind, Rendered,
@@ -138,6 +139,7 @@ pub(crate) struct Ctx<'a> {
     pub kustomizations: Vec<PathBuf>,
     /// Directories being built, outermost first (cycle detection).
     stack: Vec<PathBuf>,
+    budget: Budget,
 }
 
 pub(crate) fn render(
@@ -152,6 +154,7 @@ pub(crate) fn render(
         files: Vec::new(),
         kustomizations: Vec::new(),
         stack: Vec::new(),
+        budget: Budget::default(),
     };
     if let Some(b) = &options.boundary {
         if !dir.starts_with(normalize(b)) {
@@ -300,6 +303,21 @@ impl Ctx<'_> {
         result
     }
 
+    /// A base (a directory in `resources`), built once per render.
+    fn build_base(
+        &mut self,
+        dir: &Path,
+        kfile: &Path,
+        span: Span,
+    ) -> Result<Vec<Res>, RenderError> {
+        if let Some(resources) = self.budget.base(dir) {
+            return Ok(resources);
+        }
+        let resources = self.build(dir, Vec::new(), Some((kfile, span)))?;
+        self.budget.remember_base(dir, &resources);
+        Ok(resources)
+    }
+
     fn enter_dir(&self, sub: &Path, kfile: &Path, span: Span) -> Result<(), RenderError> {
         self.check_boundary(sub, kfile, span)?;
         for visited in &self.stack {
@@ -357,12 +375,14 @@ impl Ctx<'_> {
                         ),
                     ));
                 }
-                let sub = self.build(&path, Vec::new(), Some((kfile, span)))?;
+                let sub = self.build_base(&path, kfile, span)?;
                 acc.extend(sub);
+                check_count(acc.len(), kfile, Some(span))?;
             } else if self.sources.is_file(&path) {
                 self.check_file(&path, dir, kfile, span)?;
                 let s = self.load(&path, kfile, Some(span))?;
                 acc.extend(resources_of(&s, &path)?);
+                check_count(acc.len(), kfile, Some(span))?;
             } else {
                 return Err(RenderError::new(
                     RenderErrorKind::MissingResource,
@@ -398,6 +418,7 @@ impl Ctx<'_> {
             }
             self.enter_dir(&path, kfile, span)?;
             acc = self.build(&path, acc, Some((kfile, span)))?;
+            check_count(acc.len(), kfile, Some(span))?;
         }
         // The builtin transformers, in kustomize's order.
         for p in &k.patches_strategic_merge {

@@ -17,6 +17,7 @@
 //! make [`render`] fail with [`RenderErrorKind::Unsupported`] naming the feature and pointing at
 //! its entry; [`unsupported_features`] lists them all up front without rendering.
 
+mod budget;
 mod emit;
 mod external;
 mod json6902;
@@ -34,6 +35,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::source::yaml::{Node, SourceId, Span, Stream};
 
+pub use budget::MAX_RENDERED_OBJECTS;
 pub use emit::to_yaml;
 pub use external::render_external;
 pub use kustomization::{unsupported_features, Unsupported};
@@ -199,6 +201,8 @@ pub enum RenderErrorKind {
     External,
     /// A remote resource (URL, git repository): never fetched, the root is not rendered.
     Remote,
+    /// The render grew past [`MAX_RENDERED_OBJECTS`].
+    TooLarge,
 }
 
 impl std::fmt::Display for RenderError {
