@@ -1120,8 +1120,9 @@ fn a_hostile_config_runs_nothing_and_sends_nothing() {
         );
         assert_eq!(run.code, 2, "{}", run.context());
         assert!(
-            run.stdout.contains(".gpulint.yaml:3:8: `prometheus.url`"),
-            "the refusal names the config's line: {}",
+            run.stdout
+                .contains(".gpulint.yaml:1:7: `helm:` is not read from a repository file"),
+            "the refusal names the config's first refused line: {}",
             run.context()
         );
         assert!(!sentinel.exists(), "the repository's helm: ran");
