@@ -282,6 +282,7 @@ pub fn build(
             !conditional
                 || r.files
                     .iter()
+                    .chain(&r.kustomizations)
                     .any(|p| index_of(p).is_some_and(|i| wanted.contains(&i)))
         })
         .filter_map(|(r, _)| {
