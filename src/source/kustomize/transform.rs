@@ -2,6 +2,9 @@
 //! and name references. Every value they write is the kustomization's own node (or carries its
 //! span), so a finding on a synthesised value points at the kustomization field behind it.
 
+use std::collections::HashMap;
+use std::rc::Rc;
+
 use super::kustomization::{Image, Replica, Str};
 use super::load::Res;
 use crate::source::yaml::{Entry, Node, ScalarKind, Span, Value};
@@ -532,6 +535,33 @@ struct RefSite {
     any_namespace: bool,
 }
 
+/// Kinds whose reference sites depend on the object (the referred kind is a field of it).
+fn sites_read_the_object(kind: &str) -> bool {
+    matches!(
+        kind,
+        "HorizontalPodAutoscaler" | "RoleBinding" | "ClusterRoleBinding"
+    )
+}
+
+/// Whether `node` has a mapping at `path` (lists walked, `name[]` a list) holding a string
+/// `name_key`: a reference [`with_maps`] would visit, found without changing anything.
+fn names_at(node: &Node, path: &[String], name_key: &str) -> bool {
+    match &node.value {
+        Value::Seq(items) => items.iter().any(|i| names_at(i, path, name_key)),
+        Value::Map(entries) => {
+            let Some((first, rest)) = path.split_first() else {
+                return node.get_str(name_key).is_some();
+            };
+            let first = first.strip_suffix("[]").unwrap_or(first);
+            entries
+                .iter()
+                .find(|e| e.key.text() == Some(first))
+                .is_some_and(|e| !e.value.is_null() && names_at(&e.value, rest, name_key))
+        }
+        Value::Scalar(_) => false,
+    }
+}
+
 fn sites(node: &Node) -> Vec<RefSite> {
     let kind = node.get_str("kind").unwrap_or_default();
     let site = |k: &str, path: &str, name_key: &'static str| {
@@ -611,6 +641,35 @@ fn sites(node: &Node) -> Vec<RefSite> {
 /// every kustomization level, so a base's references are settled before an overlay mixes bases
 /// that share names.
 pub(crate) fn fix_name_references(acc: &mut [Res]) {
+    if acc.iter().all(|r| r.prev.is_empty()) {
+        return; // nothing renamed or moved
+    }
+    // The sites of most kinds depend on the kind alone: built once per kind. Only objects that
+    // hold one of their mappings are visited (most objects name nothing), and the targets are
+    // built only when some object does: a render of thousands of objects stays linear.
+    let mut by_kind: HashMap<String, Rc<Vec<RefSite>>> = HashMap::new();
+    let mut referrers: Vec<(usize, Rc<Vec<RefSite>>)> = Vec::new();
+    for (i, r) in acc.iter().enumerate() {
+        let kind = r.node.get_str("kind").unwrap_or_default();
+        let kind_sites = if sites_read_the_object(kind) {
+            Rc::new(sites(&r.node))
+        } else {
+            Rc::clone(
+                by_kind
+                    .entry(kind.to_string())
+                    .or_insert_with(|| Rc::new(sites(&r.node))),
+            )
+        };
+        if kind_sites
+            .iter()
+            .any(|site| names_at(&r.node, &site.map, site.name_key))
+        {
+            referrers.push((i, kind_sites));
+        }
+    }
+    if referrers.is_empty() {
+        return;
+    }
     struct Target {
         kind: String,
         /// Earlier names (only renamed or moved objects are candidates, as in kustomize).
@@ -639,13 +698,14 @@ pub(crate) fn fix_name_references(acc: &mut [Res]) {
     if targets.is_empty() {
         return;
     }
-    for r in acc.iter_mut() {
+    for (i, kind_sites) in referrers {
+        let Some(r) = acc.get_mut(i) else { continue };
         let own_ns: Vec<String> = r
             .all_ids()
             .iter()
             .map(|i| i.effective_namespace().to_string())
             .collect();
-        for site in sites(&r.node) {
+        for site in kind_sites.iter() {
             let path: Vec<&str> = site.map.iter().map(String::as_str).collect();
             with_maps(&mut r.node, &path, false, Span::default(), &mut |m| {
                 if site.check_kind && m.get_str("kind") != Some(site.kind.as_str()) {
