@@ -584,6 +584,7 @@ impl Linter {
             container: hit.container,
             fix: hit.fix,
             recommended: hit.recommended,
+            frees_gpus: hit.frees_gpus,
             suppression,
             unit,
             release: None,

@@ -660,6 +660,7 @@ impl Cluster {
                     }),
                     oom_kills: Some(a.oom),
                     memory_limit_bytes: a.limit_killed.or(a.limit_any),
+                    ..Usage::default()
                 };
                 (k, usage)
             })

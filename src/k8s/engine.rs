@@ -216,7 +216,11 @@ pub fn words<'a>(c: &Container<'a>) -> Vec<Word<'a>> {
     for node in raw {
         let text = node.text().unwrap_or_default();
         if script_next {
-            out.extend(split_shell(text).into_iter().map(|t| Word { text: t, node }));
+            out.extend(
+                split_shell(text)
+                    .into_iter()
+                    .map(|t| Word { text: t, node }),
+            );
             out.push(Word {
                 text: "\n".into(),
                 node,
@@ -379,7 +383,11 @@ pub fn parallelism<'a>(engine: &Engine, c: &Container<'a>) -> Parallelism<'a> {
     parallelism_in(engine, &words(c), c.node.get("env"))
 }
 
-fn parallelism_in<'a>(engine: &Engine, words: &[Word<'a>], env: Option<&'a Node>) -> Parallelism<'a> {
+fn parallelism_in<'a>(
+    engine: &Engine,
+    words: &[Word<'a>],
+    env: Option<&'a Node>,
+) -> Parallelism<'a> {
     let mut out = Parallelism::default();
     for spellings in &engine.parallelism {
         // Several spellings of one factor: the last written one wins.
@@ -445,7 +453,10 @@ mod tests {
         let stream = Stream::parse(BUILTIN);
         let engines = decode(&stream.documents[0].root).expect("rules/engines.yaml is valid");
         let ids: Vec<&str> = engines.iter().map(|e| e.id.as_str()).collect();
-        assert_eq!(ids, ["vllm", "sglang", "tgi", "trtllm", "triton", "torchrun"]);
+        assert_eq!(
+            ids,
+            ["vllm", "sglang", "tgi", "trtllm", "triton", "torchrun"]
+        );
         assert_eq!(table().len(), 6);
         assert!(by_id("torchrun").is_some_and(|e| e.preallocates.is_none()));
         assert!(by_id("vllm").is_some_and(|e| e.preallocates.is_some()));
@@ -461,14 +472,33 @@ mod tests {
     #[test]
     fn shell_scripts_split_like_a_shell() {
         assert_eq!(
-            split_shell("pip install x && exec vllm serve m --tensor-parallel-size=\"4\" -pp '2' # c\nnext"),
-            ["pip", "install", "x", "&&", "exec", "vllm", "serve", "m", "--tensor-parallel-size=4", "-pp", "2", "\n", "next"]
+            split_shell(
+                "pip install x && exec vllm serve m --tensor-parallel-size=\"4\" -pp '2' # c\nnext"
+            ),
+            [
+                "pip",
+                "install",
+                "x",
+                "&&",
+                "exec",
+                "vllm",
+                "serve",
+                "m",
+                "--tensor-parallel-size=4",
+                "-pp",
+                "2",
+                "\n",
+                "next"
+            ]
         );
         assert_eq!(
             split_shell("a \\\n  --tp $TP; b \"x\\\"y\" ''"),
             ["a", "--tp", "$TP", ";", "b", "x\"y", ""]
         );
-        assert_eq!(split_shell("a|b||c&d"), ["a", "|", "b", "||", "c", "&", "d"]);
+        assert_eq!(
+            split_shell("a|b||c&d"),
+            ["a", "|", "b", "||", "c", "&", "d"]
+        );
     }
 
     /// The words and the engine of the first container of a Pod manifest.

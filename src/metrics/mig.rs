@@ -85,10 +85,7 @@ fn decode_model(node: &Node) -> Result<Model, DecodeError> {
         if profile.compute_slices >= compute_slices || profile.memory_slices > memory_slices {
             return Err(DecodeError {
                 offset: p.span.start(),
-                message: format!(
-                    "profile {} is not smaller than the whole GPU",
-                    profile.name
-                ),
+                message: format!("profile {} is not smaller than the whole GPU", profile.name),
             });
         }
         profiles.push(profile);
@@ -221,8 +218,7 @@ pub fn choose(
     margin: f64,
     compute_p99: Option<f64>,
 ) -> Result<Fit, NoFit> {
-    let model =
-        model_of(model_name).ok_or_else(|| NoFit::NotMigCapable(model_name.to_string()))?;
+    let model = model_of(model_name).ok_or_else(|| NoFit::NotMigCapable(model_name.to_string()))?;
     let compute_needed = compute_p99
         .filter(|c| c.is_finite())
         .ok_or(NoFit::ComputeUnknown)?
@@ -274,7 +270,16 @@ mod tests {
         let names: Vec<&str> = models.iter().map(|m| m.name.as_str()).collect();
         assert_eq!(
             names,
-            ["A100 80GB", "A100 40GB", "A30", "H100 NVL", "H100 80GB", "H200 141GB", "GB200", "B200"]
+            [
+                "A100 80GB",
+                "A100 40GB",
+                "A30",
+                "H100 NVL",
+                "H100 80GB",
+                "H200 141GB",
+                "GB200",
+                "B200"
+            ]
         );
         assert_eq!(table().len(), 8);
         for m in table() {
@@ -282,7 +287,12 @@ mod tests {
             for p in &m.profiles {
                 let share = f64::from(m.memory_gb) * f64::from(p.memory_slices)
                     / f64::from(m.memory_slices);
-                assert!(f64::from(p.memory_gb) <= share.ceil(), "{} {}", m.name, p.name);
+                assert!(
+                    f64::from(p.memory_gb) <= share.ceil(),
+                    "{} {}",
+                    m.name,
+                    p.name
+                );
             }
         }
     }
@@ -303,40 +313,115 @@ mod tests {
             ("NVIDIA B200", "B200"),
             ("NVIDIA GB200", "GB200"),
         ] {
-            assert_eq!(model_of(dcgm).map(|m| m.name.as_str()), Some(model), "{dcgm}");
+            assert_eq!(
+                model_of(dcgm).map(|m| m.name.as_str()),
+                Some(model),
+                "{dcgm}"
+            );
         }
-        for no_mig in ["NVIDIA L4", "NVIDIA L40S", "Tesla T4", "NVIDIA RTX A3000", "NVIDIA A10G", ""] {
+        for no_mig in [
+            "NVIDIA L4",
+            "NVIDIA L40S",
+            "Tesla T4",
+            "NVIDIA RTX A3000",
+            "NVIDIA A10G",
+            "",
+        ] {
             assert_eq!(model_of(no_mig), None, "{no_mig}");
         }
     }
 
     fn pick(model: &str, gb: f64, compute: f64) -> Result<String, NoFit> {
-        choose(model, gb * GB, 0.0, Some(compute)).map(|f| format!("{} frees {}", f.profile.name, f.frees))
+        choose(model, gb * GB, 0.0, Some(compute))
+            .map(|f| format!("{} frees {}", f.profile.name, f.frees))
     }
 
     #[test]
     fn the_smallest_fitting_profile_on_every_model() {
         // (model, GB, compute) -> profile: a small need, a memory-bound one, a compute-bound one.
         let cases = [
-            ("NVIDIA A100-SXM4-80GB", [("1g.10gb frees 6/7", 4.0, 0.1), ("1g.20gb frees 3/4", 15.0, 0.1), ("3g.40gb frees 1/2", 15.0, 0.4)]),
-            ("NVIDIA A100-SXM4-40GB", [("1g.5gb frees 6/7", 4.0, 0.1), ("1g.10gb frees 3/4", 8.0, 0.1), ("3g.20gb frees 1/2", 8.0, 0.4)]),
-            ("NVIDIA A30", [("1g.6gb frees 3/4", 5.0, 0.2), ("2g.12gb frees 1/2", 8.0, 0.2), ("2g.12gb frees 1/2", 1.0, 0.5)]),
-            ("NVIDIA H100 NVL", [("1g.12gb frees 6/7", 11.0, 0.1), ("1g.24gb frees 3/4", 20.0, 0.1), ("4g.47gb frees 3/7", 20.0, 0.5)]),
-            ("NVIDIA H100 80GB HBM3", [("1g.10gb frees 6/7", 9.0, 0.14), ("1g.20gb frees 3/4", 19.0, 0.1), ("3g.40gb frees 1/2", 39.0, 0.2)]),
-            ("NVIDIA H200", [("1g.18gb frees 6/7", 17.0, 0.1), ("1g.35gb frees 3/4", 30.0, 0.1), ("3g.71gb frees 1/2", 30.0, 0.3)]),
-            ("NVIDIA GB200", [("1g.24gb frees 6/7", 20.0, 0.1), ("1g.47gb frees 3/4", 40.0, 0.1), ("4g.95gb frees 3/7", 90.0, 0.5)]),
-            ("NVIDIA B200", [("1g.23gb frees 6/7", 20.0, 0.1), ("1g.45gb frees 3/4", 40.0, 0.1), ("2g.45gb frees 5/7", 40.0, 0.2)]),
+            (
+                "NVIDIA A100-SXM4-80GB",
+                [
+                    ("1g.10gb frees 6/7", 4.0, 0.1),
+                    ("1g.20gb frees 3/4", 15.0, 0.1),
+                    ("3g.40gb frees 1/2", 15.0, 0.4),
+                ],
+            ),
+            (
+                "NVIDIA A100-SXM4-40GB",
+                [
+                    ("1g.5gb frees 6/7", 4.0, 0.1),
+                    ("1g.10gb frees 3/4", 8.0, 0.1),
+                    ("3g.20gb frees 1/2", 8.0, 0.4),
+                ],
+            ),
+            (
+                "NVIDIA A30",
+                [
+                    ("1g.6gb frees 3/4", 5.0, 0.2),
+                    ("2g.12gb frees 1/2", 8.0, 0.2),
+                    ("2g.12gb frees 1/2", 1.0, 0.5),
+                ],
+            ),
+            (
+                "NVIDIA H100 NVL",
+                [
+                    ("1g.12gb frees 6/7", 11.0, 0.1),
+                    ("1g.24gb frees 3/4", 20.0, 0.1),
+                    ("4g.47gb frees 3/7", 20.0, 0.5),
+                ],
+            ),
+            (
+                "NVIDIA H100 80GB HBM3",
+                [
+                    ("1g.10gb frees 6/7", 9.0, 0.14),
+                    ("1g.20gb frees 3/4", 19.0, 0.1),
+                    ("3g.40gb frees 1/2", 39.0, 0.2),
+                ],
+            ),
+            (
+                "NVIDIA H200",
+                [
+                    ("1g.18gb frees 6/7", 17.0, 0.1),
+                    ("1g.35gb frees 3/4", 30.0, 0.1),
+                    ("3g.71gb frees 1/2", 30.0, 0.3),
+                ],
+            ),
+            (
+                "NVIDIA GB200",
+                [
+                    ("1g.24gb frees 6/7", 20.0, 0.1),
+                    ("1g.47gb frees 3/4", 40.0, 0.1),
+                    ("4g.95gb frees 3/7", 90.0, 0.5),
+                ],
+            ),
+            (
+                "NVIDIA B200",
+                [
+                    ("1g.23gb frees 6/7", 20.0, 0.1),
+                    ("1g.45gb frees 3/4", 40.0, 0.1),
+                    ("2g.45gb frees 5/7", 40.0, 0.2),
+                ],
+            ),
         ];
         for (model, picks) in cases {
             for (want, gb, compute) in picks {
-                assert_eq!(pick(model, gb, compute), Ok(want.to_string()), "{model} {gb} GB {compute}");
+                assert_eq!(
+                    pick(model, gb, compute),
+                    Ok(want.to_string()),
+                    "{model} {gb} GB {compute}"
+                );
             }
         }
     }
 
     #[test]
     fn a_need_exactly_at_a_profile_size_fits_it() {
-        assert_eq!(pick("NVIDIA H100 80GB HBM3", 10.0, 1.0 / 7.0), Ok("1g.10gb frees 6/7".into()));
+        assert_eq!(
+            pick("NVIDIA H100 80GB HBM3", 10.0, 1.0 / 7.0),
+            Ok("1g.10gb frees 6/7".into())
+        );
         // With the margin: 8.695652… GB × 1.15 = 10 GB exactly.
         let fit = choose("NVIDIA H100 80GB HBM3", 10.0 * GB / 1.15, 0.15, Some(0.05)).unwrap();
         assert_eq!(fit.profile.name, "1g.10gb");

@@ -1501,6 +1501,7 @@ impl WorkloadAcc {
                 .mem_limit_killed
                 .or(self.mem_limit_any)
                 .filter(|l| *l > 0.0),
+            ..Usage::default()
         })
     }
 }

@@ -701,6 +701,7 @@ impl Doc<'_> {
             }),
             oom_kills: c.oom_kills,
             memory_limit_bytes: c.memory_limit_bytes,
+            ..Usage::default()
         };
         Ok((key, usage))
     }
@@ -1199,6 +1200,7 @@ mod tests {
                     }),
                     oom_kills: rng.maybe(kills),
                     memory_limit_bytes: rng.maybe(sorted[2]),
+                    ..Usage::default()
                 };
                 set.containers
                     .insert(key("ns", "Deployment", &format!("w{i}"), "c\"é"), usage);
