@@ -1063,6 +1063,27 @@ fn the_cli_snapshot_and_live_modes_agree(prom: &Prometheus, cluster: &Cluster) {
     ]);
     assert_eq!(code, 0, "{stderr}");
     assert!(stderr.contains("container(s) with data"), "{stderr}");
+    // The snapshot file holds the GPU-sizing fields, as computed from the samples.
+    let snap = gpulint::metrics::snapshot::read(
+        &repo.path().join("snap.json"),
+        gpulint::metrics::snapshot::DEFAULT_MAX_BYTES,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let expected = cluster.expected();
+    let llm = ContainerKey {
+        namespace: "serve".into(),
+        kind: "Deployment".into(),
+        name: "llm".into(),
+        container: "vllm".into(),
+    };
+    let written = snap
+        .get(&llm)
+        .expect("the vLLM Deployment is in the snapshot");
+    assert_eq!(
+        check_usage(&llm, written, &expected[&llm]),
+        Vec::<String>::new()
+    );
+    assert_eq!((written.gpu_count, written.gpus_used), (Some(4), Some(3)));
     let (code_live, live, stderr) = run(&[
         ".",
         "--prometheus",
