@@ -584,7 +584,7 @@ impl Linter {
             container: hit.container,
             fix: hit.fix,
             recommended: hit.recommended,
-            frees_gpus: hit.frees_gpus,
+            frees: hit.frees,
             suppression,
             unit,
             release: None,

@@ -141,7 +141,7 @@ fn check_parallelism(cx: &Context, w: &Workload, c: &Container, e: &Engine, hits
     ))
     .container(c);
     if ranks < gpus {
-        hit = hit.frees((gpus - ranks) as f64);
+        hit = hit.frees((gpus - ranks) as f64, w, c);
     }
     hits.push(hit);
 }
@@ -169,7 +169,7 @@ fn check_measured(
         }
     }
     check_count(cx, w, c, engine, usage, hits);
-    check_mig(cx, c, preallocating, usage, hits);
+    check_mig(cx, w, c, preallocating, usage, hits);
 }
 
 /// GPU015: an engine that reserves GPU memory up front without KV-cache measurements.
@@ -231,7 +231,6 @@ fn check_count(
         });
     let who = container_label(c);
     let keep = used.max(1);
-    let _ = w;
     hits.push(
         Hit::new(
             "GPU014",
@@ -243,13 +242,14 @@ fn check_count(
         )
         .help("not fixed automatically: the parallelism flags must change with the GPU count")
         .container(c)
-        .frees((requested - keep) as f64),
+        .frees((requested - keep) as f64, w, c),
     );
 }
 
 /// GPU013: one whole GPU whose measured use fits a MIG slice.
 fn check_mig(
     cx: &Context,
+    w: &Workload,
     c: &Container,
     preallocating: Option<&Engine>,
     usage: &Usage,
@@ -326,7 +326,7 @@ fn check_mig(
         .help("a MIG slice has its own memory and compute; the node's GPU must be partitioned with this profile (GPU operator MIG manager, nvidia.com/mig.config)")
         .container(c)
         .with_fix(fix)
-        .frees(fit.frees.value()),
+        .frees(fit.frees.value(), w, c),
     );
 }
 

@@ -10,6 +10,7 @@ pub mod headroom;
 mod kueue;
 mod qos;
 mod render;
+pub mod savings;
 mod schedule;
 mod shm;
 
@@ -353,8 +354,8 @@ pub struct Hit {
     pub fix: Option<Fix>,
     /// Measured values the finding recommends.
     pub recommended: Option<headroom::Recommended>,
-    /// GPUs one pod would give back if the finding is followed (a MIG slice frees a fraction).
-    pub frees_gpus: Option<f64>,
+    /// What following the finding frees (GPUs per pod, pods).
+    pub frees: Option<savings::Frees>,
 }
 
 impl Hit {
@@ -368,13 +369,13 @@ impl Hit {
             container: None,
             fix: None,
             recommended: None,
-            frees_gpus: None,
+            frees: None,
         }
     }
 
-    /// What following the finding frees, in GPUs per pod.
-    pub fn frees(mut self, gpus: f64) -> Hit {
-        self.frees_gpus = Some(gpus).filter(|g| g.is_finite() && *g > 0.0);
+    /// What following the finding frees: `gpus` per pod of `c`'s pods in `w`.
+    pub fn frees(mut self, gpus: f64, w: &Workload, c: &Container) -> Hit {
+        self.frees = savings::Frees::new(gpus, w, c);
         self
     }
 
@@ -468,8 +469,8 @@ pub struct Finding {
     pub container: Option<String>,
     pub fix: Option<Fix>,
     pub recommended: Option<headroom::Recommended>,
-    /// GPUs one pod frees if the finding is followed.
-    pub frees_gpus: Option<f64>,
+    /// What following the finding frees.
+    pub frees: Option<savings::Frees>,
     pub suppression: Option<Suppression>,
     /// The render unit (index in the run's units) whose rendered object this finding is on;
     /// `None` for a plain file.
