@@ -322,3 +322,91 @@ fn triton_is_not_judged_by_its_framebuffer() {
         .unwrap_or_default()
         .contains("Triton Inference Server in container `triton-server` preallocates GPU memory"));
 }
+
+/// A chart that renders `resources` whole (`toYaml .Values.resources`), with the GPU in a
+/// release values file or in the chart's own values.yaml.
+fn chart_repo(chart_values: &str, release_values: Option<&str>) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let write = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(path, text).expect("write");
+    };
+    write(
+        "charts/svc/Chart.yaml",
+        "apiVersion: v2\nname: svc\nversion: 0.1.0\n",
+    );
+    write("charts/svc/values.yaml", chart_values);
+    write(
+        "charts/svc/templates/deploy.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}\nspec:\n  template:\n    spec:\n      containers:\n        - name: app\n          image: {{ .Values.image }}\n          resources:\n            {{- toYaml .Values.resources | nindent 12 }}\n",
+    );
+    let values = match release_values {
+        Some(text) => {
+            write("envs/prod.yaml", text);
+            "\n  values: [envs/prod.yaml]"
+        }
+        None => "",
+    };
+    write(
+        ".gpulint.yaml",
+        &format!("charts:\n- path: charts/svc\n  release: embed\n  namespace: ml{values}\n"),
+    );
+    write(
+        "metrics.json",
+        &snapshot(
+            ["ml", "Deployment", "embed", "app"],
+            "NVIDIA H100 80GB HBM3",
+            1,
+            8.0,
+            85.1,
+            0.1,
+            None,
+        ),
+    );
+    dir
+}
+
+#[test]
+fn the_mig_fix_lands_in_the_helm_values_leaf() {
+    assert!(
+        std::env::var_os("GPULINT_HELM").is_some(),
+        "GPULINT_HELM names the Helm engine (scripts/test sets it up)"
+    );
+    const GPU: &str =
+        "resources:\n  limits:\n    cpu: \"4\"\n    memory: 16Gi\n    nvidia.com/gpu: 1\n";
+    let dir = chart_repo(
+        "image: ghcr.io/example/embedder:1\nresources: {}\n",
+        Some(GPU),
+    );
+    let args = [".", "--metrics", "metrics.json", "--select", "GPU013"];
+    let (f, _) = findings(dir.path(), &args);
+    assert_eq!(rules(&f), ["GPU013"]);
+    assert_eq!(f[0]["file"], "envs/prod.yaml");
+    let (code, _, err) = gpulint(
+        dir.path(),
+        &[&args[..], &["--fix", "--unsafe-fixes"]].concat(),
+    );
+    assert_ne!(code, 2, "{err}");
+    let fixed = std::fs::read_to_string(dir.path().join("envs/prod.yaml")).expect("read");
+    assert_eq!(
+        fixed,
+        GPU.replace("nvidia.com/gpu: 1", "nvidia.com/mig-1g.10gb: 1")
+    );
+    // Rendered again (the verification ran the Helm engine): MIG in use, nothing to say.
+    let (f, _) = findings(dir.path(), &args);
+    assert_eq!(rules(&f), Vec::<String>::new());
+
+    // In the chart's own values.yaml the rename cannot be verified (user values merge over the
+    // chart's defaults, which keep the old key): reported, nothing written.
+    let chart_values = format!("image: ghcr.io/example/embedder:1\n{GPU}");
+    let dir = chart_repo(&chart_values, None);
+    let (code, _, err) = gpulint(
+        dir.path(),
+        &[&args[..], &["--fix", "--unsafe-fixes"]].concat(),
+    );
+    assert_ne!(code, 2, "{err}");
+    assert!(err.contains("not fixed: charts/svc/values.yaml"), "{err}");
+    let after = std::fs::read_to_string(dir.path().join("charts/svc/values.yaml")).expect("read");
+    assert_eq!(after, chart_values);
+}
