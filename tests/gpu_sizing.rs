@@ -410,3 +410,43 @@ fn the_mig_fix_lands_in_the_helm_values_leaf() {
     let after = std::fs::read_to_string(dir.path().join("charts/svc/values.yaml")).expect("read");
     assert_eq!(after, chart_values);
 }
+
+#[test]
+fn parallelism_rendered_by_helm_is_checked() {
+    assert!(
+        std::env::var_os("GPULINT_HELM").is_some(),
+        "GPULINT_HELM names the Helm engine (scripts/test sets it up)"
+    );
+    let dir = tempfile::tempdir().expect("tempdir");
+    let write = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(path, text).expect("write");
+    };
+    write(
+        "charts/llm/Chart.yaml",
+        "apiVersion: v2\nname: llm\nversion: 0.1.0\n",
+    );
+    write("charts/llm/values.yaml", "tp: 4\ngpus: 2\n");
+    write(
+        "charts/llm/templates/deploy.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}\nspec:\n  template:\n    spec:\n      containers:\n        - name: vllm\n          image: vllm/vllm-openai:v0.10.0\n          command: [\"/bin/sh\", \"-c\"]\n          args:\n            - exec vllm serve m --tensor-parallel-size={{ .Values.tp }}\n          resources:\n            limits: {nvidia.com/gpu: {{ .Values.gpus }}}\n",
+    );
+    write(
+        ".gpulint.yaml",
+        "charts:\n- path: charts/llm\n  release: chat\n  namespace: ml\n",
+    );
+    let (f, _) = findings(dir.path(), &[".", "--select", "GPU012"]);
+    assert_eq!(rules(&f), ["GPU012"]);
+    assert!(
+        f[0]["message"].as_str().unwrap_or_default().starts_with(
+            "vLLM in container `vllm` starts 4 rank(s) (--tensor-parallel-size 4) on 2 GPU(s)"
+        ),
+        "{}",
+        f[0]["message"]
+    );
+    // Values that agree: clean.
+    write("charts/llm/values.yaml", "tp: 2\ngpus: 2\n");
+    let (f, _) = findings(dir.path(), &[".", "--select", "GPU012"]);
+    assert_eq!(rules(&f), Vec::<String>::new());
+}
