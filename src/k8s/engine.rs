@@ -27,7 +27,7 @@ pub struct Engine {
     /// Factors of the rank count, each with its spellings.
     pub parallelism: Vec<Vec<String>>,
     pub env: Vec<String>,
-    pub multi_node_flags: Vec<String>,
+    pub skip_flags: Vec<String>,
     pub per_pod: bool,
     pub kv_cache_metrics: Vec<String>,
 }
@@ -42,7 +42,7 @@ fn decode_engine(node: &Node) -> Result<Engine, DecodeError> {
         modules: f.string_list("modules")?,
         preallocates: f.string("preallocates")?,
         env: f.string_list("env")?,
-        multi_node_flags: f.string_list("multi_node_flags")?,
+        skip_flags: f.string_list("skip_flags")?,
         per_pod: f.bool("per_pod")?.unwrap_or(true),
         kv_cache_metrics: f.string_list("kv_cache_metrics")?,
         ..Engine::default()
@@ -353,8 +353,8 @@ fn count_of(value: &str) -> Option<u64> {
 #[derive(Clone, Debug, Default)]
 pub struct Parallelism<'a> {
     pub factors: Vec<Factor<'a>>,
-    /// A flag in `multi_node_flags` is set: the ranks span several pods.
-    pub multi_node_flag: Option<String>,
+    /// A flag in `skip_flags` is set: the factors do not count one pod's GPUs.
+    pub skip_flag: Option<String>,
 }
 
 impl Parallelism<'_> {
@@ -435,8 +435,8 @@ fn parallelism_in<'a>(
             }
         }
     }
-    out.multi_node_flag = engine
-        .multi_node_flags
+    out.skip_flag = engine
+        .skip_flags
         .iter()
         .find(|f| flag_value(words, f).is_some() || words.iter().any(|w| w.text == **f))
         .cloned();
@@ -593,12 +593,12 @@ mod tests {
     }
 
     #[test]
-    fn multi_node_flags_are_noticed() {
+    fn skip_flags_are_noticed() {
         with_container(
             "  - name: a\n    image: lmsysorg/sglang\n    command: [python3, -m, sglang.launch_server, --tp, \"16\", --nnodes, \"2\"]\n",
             |c| {
                 let e = detect(c).unwrap();
-                assert_eq!(parallelism(e, c).multi_node_flag.as_deref(), Some("--nnodes"));
+                assert_eq!(parallelism(e, c).skip_flag.as_deref(), Some("--nnodes"));
             },
         );
     }

@@ -80,8 +80,8 @@ fn uses_mig(c: &Container) -> bool {
 
 /// Ranks of a container's engine per pod, when its flags say so and they count per pod here.
 fn ranks_per_pod<'a>(w: &Workload, engine: &Engine, p: &Parallelism<'a>) -> Option<u64> {
-    if !engine.per_pod
-        && (p.multi_node_flag.is_some() || MULTI_NODE_KINDS.contains(&w.object.id.kind.as_str()))
+    if p.skip_flag.is_some()
+        || (!engine.per_pod && MULTI_NODE_KINDS.contains(&w.object.id.kind.as_str()))
     {
         return None;
     }
@@ -236,7 +236,8 @@ fn check_count(
             "GPU014",
             q.value.span,
             format!(
-                "{who} has {requested} GPUs, {used} busy over the window (average engine activity at least 5%): request {keep}{flags}",
+                "{who} has {requested} GPUs, {used} busy over the window (average engine activity at least 5%): request {keep}, which frees {} GPU(s) per pod{flags}",
+                requested - keep
             ),
             format!("{requested} GPUs, {used} busy"),
         )
@@ -632,9 +633,9 @@ mod tests {
             hits[0].2
         );
         assert!(
-            hits[0]
-                .2
-                .contains("request 4; change --tensor-parallel-size 8 with it"),
+            hits[0].2.contains(
+                "request 4, which frees 4 GPU(s) per pod; change --tensor-parallel-size 8 with it"
+            ),
             "{}",
             hits[0].2
         );
@@ -675,6 +676,8 @@ mod tests {
             "[--model, m]",
             // Ranks across pods (data-parallel placement): not compared per pod.
             "[--tensor-parallel-size, \"8\", --data-parallel-size-local, \"1\"]",
+            // SGLang's data parallelism: its GPU count depends on --enable-dp-attention.
+            "[python3, -m, sglang.launch_server, --tp, \"2\", --dp, \"2\"]",
         ] {
             let text = deployment(&format!("      - name: vllm\n        image: vllm/vllm-openai\n        args: {args}\n        resources:\n          limits: {{nvidia.com/gpu: 4, cpu: 8, memory: 64Gi}}\n          requests: {{nvidia.com/gpu: 4, cpu: 8, memory: 64Gi}}\n"));
             assert_eq!(rules_hit(&text), Vec::<String>::new(), "{args}");
