@@ -407,6 +407,28 @@ impl Cluster {
             t0,
             end,
         ));
+        // SGLang on one H100: its KV cache is `sglang:token_usage`.
+        let mut c_sgl = ctr("sglang", 10.0 * GIB, GIB, 1.0);
+        c_sgl.gpus.push(h100(20, (0.2, 0.1)));
+        let mut p = pod(
+            "serve",
+            "sgl-5d6f7c8b9-ccccc",
+            ("ReplicaSet", "sgl-5d6f7c8b9"),
+            ("Deployment", "sgl"),
+            t0 + 4 * HOUR,
+            end,
+            vec![c_sgl],
+        );
+        p.kv = Some(("sglang:token_usage", (0.1, 0.5)));
+        c.pods.push(p);
+        c.replicasets.push(owner(
+            "serve",
+            "sgl-5d6f7c8b9",
+            "Deployment",
+            "sgl",
+            t0,
+            end,
+        ));
         // Fillers: many plain Deployments in two namespaces.
         for i in 0..FILLERS {
             let ns = filler_ns(i);
@@ -1237,6 +1259,14 @@ fn workloads_are_resolved_and_measured(prom: &Prometheus, cluster: &Cluster) {
         "vLLM measured: engine {:?}, KV cache {:?}",
         u.gpu_engine_active, u.kv_cache_usage
     );
+    let sgl = ContainerKey {
+        name: "sgl".into(),
+        container: "sglang".into(),
+        ..llm.clone()
+    };
+    let u = &got.usage.containers[&sgl];
+    assert_eq!((u.gpu_count, u.gpus_used), (Some(1), Some(1)));
+    assert!(u.kv_cache_usage.and_then(|k| k.max).is_some(), "{u:?}");
     let mut want_missing = vec![ghost, wrong_container];
     want_missing.sort();
     assert_eq!(got.missing, want_missing);
