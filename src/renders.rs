@@ -282,6 +282,7 @@ pub fn build(
             !conditional
                 || r.files
                     .iter()
+                    .chain(&r.kustomizations)
                     .any(|p| index_of(p).is_some_and(|i| wanted.contains(&i)))
         })
         .filter_map(|(r, _)| {
@@ -382,8 +383,11 @@ pub struct HelmUnit {
     pub rendered: helm::RenderedRelease,
     /// Run file index of the chart's `Chart.yaml`: where a finding goes that has no better place.
     pub chart_file: usize,
-    /// Values origins already found, by `document:path` (each costs a few renders).
+    /// Values origins already found, by `document:path`.
     pub origins: Mutex<HashMap<String, Option<helm::ValuesOrigin>>>,
+    /// The renders every origin question shares (two per release), made at the first question;
+    /// `None` inside when they failed (every question then has no answer).
+    pub shared: std::sync::OnceLock<Option<helm::SharedProbe>>,
 }
 
 impl HelmUnit {
@@ -400,9 +404,20 @@ impl HelmUnit {
                 return hit.clone();
             }
         }
-        let found = helm::values_origin(engine, &self.release, &self.rendered, document, path)
-            .ok()
-            .flatten();
+        let shared = self
+            .shared
+            .get_or_init(|| helm::shared_probe(engine, &self.release, &self.rendered).ok())
+            .as_ref()?;
+        let found = helm::values_origin(
+            engine,
+            &self.release,
+            &self.rendered,
+            Some(shared),
+            document,
+            path,
+        )
+        .ok()
+        .flatten();
         if let Ok(mut cache) = self.origins.lock() {
             cache.insert(key, found.clone());
         }
@@ -574,6 +589,7 @@ pub fn build_helm(
             rendered,
             chart_file,
             origins: Mutex::default(),
+            shared: std::sync::OnceLock::new(),
         });
     }
     units

@@ -491,3 +491,114 @@ spec:
             .replace("limitMemory: '16Gi'", "limitMemory: '23Gi'")
     );
 }
+
+/// A counting wrapper around the real engine: each call appends a line to `count`.
+fn counting_helm(dir: &Path, real: &str) -> (PathBuf, PathBuf) {
+    let count = dir.join("helm-calls");
+    let wrapper = dir.join("helm-counting");
+    fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\necho x >> '{}'\nexec '{}' \"$@\"\n",
+            count.display(),
+            real
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(&wrapper, fs::Permissions::from_mode(0o755)).unwrap();
+    (wrapper, count)
+}
+
+/// Findings in one release share their renders: the release's own render, then a control
+/// render, one render with every numeric values leaf a distinct sentinel and, for fields with
+/// several candidate leaves, the same with the sentinels permuted; a field whose combined render
+/// has unexplained changes costs one render more. Six models, each measured under its memory,
+/// make six values-driven findings and six fixes.
+#[test]
+fn findings_in_one_release_share_their_renders() {
+    let Some(helm) = helm() else { return };
+    let models: String = (0..6)
+        .map(|i| {
+            format!(
+                "  - name: \"m{i}\"\n    repository: \"vllm/vllm-openai\"\n    tag: \"v0.{i}\"\n    modelURL: \"org/m{i}\"\n    replicaCount: 1\n    requestCPU: {cpu}\n    limitCPU: {cpu}\n    requestMemory: \"{mem}Gi\"\n    limitMemory: \"{mem}Gi\"\n    requestGPU: 1\n",
+                cpu = 2 + i,
+                mem = 10 + i
+            )
+        })
+        .collect();
+    let values = format!("servingEngineSpec:\n  runtimeClassName: \"\"\n  modelSpec:\n{models}");
+    let repo = repo(&values);
+    let dir = repo.path();
+    // Each model measured well under its memory: a MEM002 fix per model on its two leaves.
+    let containers: Vec<String> = (0..6)
+        .map(|i| {
+            format!(
+                r#"{{"namespace": "llm", "kind": "Deployment", "name": "vllm-m{i}-deployment-vllm", "container": "vllm", "samples": 20160, "memory_bytes": {{"p50": 1.0e9, "p99": 2.0e9, "max": 2.1e9}}}}"#
+            )
+        })
+        .collect();
+    fs::write(
+        dir.join("metrics.json"),
+        format!(
+            r#"{{"version": 1, "window": "14d", "source": "test", "containers": [{}]}}"#,
+            containers.join(",\n")
+        ),
+    )
+    .unwrap();
+    let (wrapper, count) = counting_helm(dir, helm.to_str().unwrap());
+    let calls = || fs::read_to_string(&count).map_or(0, |t| t.lines().count());
+    let (code, out, err) = gpulint(
+        dir,
+        &[
+            "--helm",
+            wrapper.to_str().unwrap(),
+            "--metrics",
+            "metrics.json",
+            "--format",
+            "json",
+            ".",
+        ],
+    );
+    assert_eq!(code, 1, "{err}");
+    let on_values = findings(&out)
+        .iter()
+        .filter(|f| f["file"] == "values-prod.yaml")
+        .count();
+    assert!(
+        on_values >= 6,
+        "each model's memory finding lands on its values leaves: {out}"
+    );
+    let lint = calls();
+    eprintln!("lint: {on_values} findings on values leaves, {lint} helm calls");
+    assert!(lint <= 5, "the release render + at most 4 shared: {lint}");
+
+    // --fix --diff: each round renders the release, asks where its findings come from, and
+    // verifies the edited values by rendering them.
+    let (code, diff, err) = gpulint(
+        dir,
+        &[
+            "--helm",
+            wrapper.to_str().unwrap(),
+            "--metrics",
+            "metrics.json",
+            "--fix",
+            "--diff",
+            ".",
+        ],
+    );
+    assert!(code == 0 || code == 1, "{err}");
+    let edited = |key: &str| {
+        diff.lines()
+            .filter(|l| l.starts_with(&format!("+    {key}: \"")))
+            .count()
+    };
+    assert_eq!(
+        (edited("requestMemory"), edited("limitMemory")),
+        (6, 6),
+        "every model's two leaves: {diff}\n{err}"
+    );
+    let fix = calls() - lint;
+    eprintln!("--fix --diff: {fix} helm calls");
+    assert!(fix <= 12, "{fix} helm calls");
+}

@@ -53,7 +53,7 @@ pub fn write_each(
 ) -> Result<Written, String> {
     check_targets(plan)?;
     let mut out = Written::default();
-    for (i, f) in plan.files.iter().enumerate() {
+    for (i, f) in in_landing_order(plan).enumerate() {
         if stop.load(Ordering::SeqCst) {
             out.not_reached = plan.files.len() - i;
             break;
@@ -82,7 +82,7 @@ pub fn write_each(
 pub fn write_all(plan: &FixPlan, stop: &AtomicBool) -> Result<(), String> {
     check_targets(plan)?;
     let mut written: Vec<&FileFix> = Vec::new();
-    for f in &plan.files {
+    for f in in_landing_order(plan) {
         let failed = if stop.load(Ordering::SeqCst) {
             Some("interrupted".to_string())
         } else {
@@ -106,6 +106,14 @@ pub fn write_all(plan: &FixPlan, stop: &AtomicBool) -> Result<(), String> {
         written.push(f);
     }
     Ok(())
+}
+
+/// New files first: a Kustomize fix adds a patch file and the kustomization entry that names
+/// it, and a run stopped between the two must leave an unused file, never an entry naming a
+/// file that does not exist (which breaks the build). Otherwise the plan's order.
+fn in_landing_order(plan: &FixPlan) -> impl Iterator<Item = &FileFix> {
+    let created = plan.files.iter().filter(|f| f.created);
+    created.chain(plan.files.iter().filter(|f| !f.created))
 }
 
 /// Puts the original text back (only where the file is still as gpulint wrote it); returns the
@@ -407,6 +415,39 @@ mod tests {
         let stopped = AtomicBool::new(true);
         let err = write_all(&plan, &stopped).unwrap_err();
         assert_eq!(err, "interrupted; nothing written");
+    }
+
+    #[test]
+    fn a_stop_never_leaves_an_edit_naming_a_file_not_yet_created() {
+        let dir = tempfile::tempdir().unwrap();
+        let k = "resources: [d.yaml]\n";
+        std::fs::write(dir.path().join("kustomization.yaml"), k).unwrap();
+        let mut patch = fix(dir.path(), "patch.yaml", "", "kind: Deployment\n");
+        patch.created = true;
+        // The plan lists the kustomization first, as the overlay's driver does.
+        let plan = plan(vec![
+            fix(
+                dir.path(),
+                "kustomization.yaml",
+                k,
+                "resources: [d.yaml]\npatches: [{path: patch.yaml}]\n",
+            ),
+            patch,
+        ]);
+        let stop = AtomicBool::new(false);
+        let mut seen = Vec::new();
+        write_each(&plan, &stop, |f| {
+            seen.push(f.name.clone());
+            stop.store(true, Ordering::SeqCst);
+        })
+        .unwrap();
+        assert_eq!(seen, ["patch.yaml"]);
+        let read = |n: &str| std::fs::read_to_string(dir.path().join(n)).unwrap();
+        assert_eq!(
+            read("kustomization.yaml"),
+            k,
+            "the entry waits for its file"
+        );
     }
 
     #[test]

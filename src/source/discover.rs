@@ -39,7 +39,7 @@ pub struct Discovered {
     /// Roots found for files named on the command line: rendered, and kept only when their
     /// render reads one of `explicit` (pre-commit passes the changed files one by one).
     pub conditional: BTreeSet<PathBuf>,
-    /// Files named on the command line (absolute, normalized).
+    /// Files named on the command line (absolute, normalized), kustomization files included.
     pub explicit: Vec<PathBuf>,
     /// Helm charts (folders with a `Chart.yaml`, absolute, normalized). Their files are not
     /// manifests (templates do not parse as YAML; values files are not objects): charts are
@@ -69,18 +69,33 @@ fn walk(dir: &Path) -> ignore::WalkBuilder {
 
 /// Every kustomization root under `dir` (walked like the manifests).
 fn roots_under(dir: &Path, config: &Config, out: &mut Vec<PathBuf>) {
-    let walker = walk(dir).filter_entry(|e| e.file_name() != ".git").build();
-    for e in walker.flatten() {
-        let p = e.path();
-        if e.file_type().is_some_and(|t| t.is_file())
-            && is_kustomization(p)
-            && !config.is_excluded(p)
-        {
-            if let Some(parent) = p.parent() {
-                out.push(normalize(parent));
-            }
-        }
-    }
+    // In parallel (a monorepo's walk is thousands of folders of system calls), then sorted:
+    // the order of roots stays the walk's sorted order.
+    let found = std::sync::Mutex::new(Vec::new());
+    walk(dir)
+        .filter_entry(|e| e.file_name() != ".git")
+        .build_parallel()
+        .run(|| {
+            Box::new(|entry| {
+                if let Ok(e) = entry {
+                    let p = e.path();
+                    if e.file_type().is_some_and(|t| t.is_file())
+                        && is_kustomization(p)
+                        && !config.is_excluded(p)
+                    {
+                        if let (Some(parent), Ok(mut found)) = (p.parent(), found.lock()) {
+                            found.push(normalize(parent));
+                        }
+                    }
+                }
+                ignore::WalkState::Continue
+            })
+        });
+    let mut found = found
+        .into_inner()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    found.sort();
+    out.extend(found);
 }
 
 /// Files to lint, in a deterministic order (command-line order, then sorted within a folder),
@@ -133,6 +148,8 @@ pub fn discover(paths: &[PathBuf], config: &Config, repo_root: Option<&Path>) ->
                     };
                     found.roots.push(normalize(dir));
                 }
+                // Named: the overlays over it are rendered too (a changed base changes them).
+                found.explicit.push(normalize(path));
                 continue;
             }
             // A file named explicitly is linted whatever its name, unless the config excludes it.
@@ -223,6 +240,8 @@ pub fn discover(paths: &[PathBuf], config: &Config, repo_root: Option<&Path>) ->
     if let (Some(start), false) = (start, inside.is_empty() || all_git_ignored(&inside)) {
         let mut candidates = Vec::new();
         roots_under(&start, config, &mut candidates);
+        // Only the roots whose kustomization files lead to a named file (no render needed).
+        let candidates = crate::source::kustomize::roots_reading(&candidates, &inside, &start);
         for root in candidates {
             if !found.roots.contains(&root) {
                 found.conditional.insert(root.clone());

@@ -1677,6 +1677,20 @@ fn override_at(merged: &Json, path: &[Segment], sentinel: Json) -> Option<Json> 
     }
 }
 
+/// The number `n` written like the leaf (`16Gi` → `7919Gi`, `1` → `7919`).
+fn sentinel_numbered(leaf: &Node, n: u32) -> Json {
+    match leaf.as_scalar().map(|s| s.kind) {
+        Some(ScalarKind::Int) | Some(ScalarKind::Float) => Json::from(n),
+        _ => {
+            let text = leaf.text().unwrap_or_default();
+            let digits_end = text
+                .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+                .unwrap_or(text.len());
+            Json::String(format!("{n}{}", &text[digits_end..]))
+        }
+    }
+}
+
 /// A number that is not `avoid`, written like the leaf (`16Gi` → `7919Gi`, `1` → `7919`).
 fn sentinel_for(leaf: &Node, avoid: &str) -> Json {
     let text = leaf.text().unwrap_or_default();
@@ -1844,42 +1858,13 @@ fn probe(cx: &ProbeContext, candidate: &Candidate) -> Result<Probe, HelmError> {
     Ok(Probe::Rejected)
 }
 
-/// The one values leaf that produces the rendered field `path` of document `document` of
-/// `rendered` (a render of `release` by `engine`, without override).
-///
-/// Algorithm: the candidates are the values leaves (the chart's values.yaml, then each of
-/// `release.values`) whose value equals the rendered value as a quantity (`1` = `"1"`), and
-/// that are in effect: the merged values hold that value at that key path, and only the last
-/// layer setting the key path counts (a user's values file over the chart's values.yaml). Each
-/// candidate is probed with one render in which the leaf alone is a sentinel (`7919`, `7919Gi`;
-/// lists copied whole since Helm replaces them) and is accepted only when the field of that
-/// object becomes the sentinel and nothing else changed in the whole render, except the field's
-/// `requests`/`limits` twin and `checksum/` annotations. Exactly one accepted candidate is the
-/// origin; none, or more than one (e.g. `max .Values.a .Values.b` with `a = b`), is `Ok(None)`,
-/// as is a winner whose bytes cannot be located (a non-literal Argo CD `helm.values` string).
-///
-/// A control render without changes comes first: fields that differ between two identical
-/// renders (`now`, `uuidv4`, `randAlphaNum`) are ignored in the probes.
-///
-/// Cost: one control render plus one `helm template` per candidate (at most [`MAX_CANDIDATES`]; more → `Ok(None)`),
-/// run [`PARALLEL_PROBES`] at a time. Measured (tests/helm.rs, helm-python-sdk engine, about
-/// 0.15-0.3 s per render): ollama's GPU count `1` takes 6 renders (5 candidates), vllm-stack's
-/// GPU count 11 (10 candidates: every effective `1` in its values), a4_jobset_workload's `8`
-/// takes 2; 0.3-1.7 s per call. The caller's `rendered` must be `engine.template(release,
-/// None)`; the function does not cache across calls.
-pub fn values_origin(
-    engine: &HelmEngine,
-    release: &Release,
-    rendered: &RenderedRelease,
-    document: usize,
-    path: &[Segment],
-) -> Result<Option<ValuesOrigin>, HelmError> {
-    let Some(doc) = rendered.stream.documents.get(document) else {
-        return Ok(None);
-    };
-    let Some(rendered_value) = seg_get(&doc.root, path).and_then(Node::text) else {
-        return Ok(None);
-    };
+/// The values of a release, as layers and merged as Helm merges them.
+struct Values {
+    layers: Vec<Layer>,
+    merged: Json,
+}
+
+fn values_of(release: &Release) -> Result<Values, HelmError> {
     let layers = layers(release)?;
     // Helm merges the user's values first (parameters set into them), then coalesces the
     // chart's values.yaml under them.
@@ -1901,96 +1886,334 @@ pub fn values_origin(
         }
     }
     merge(&mut merged, &user);
-    // Effective leaves equal to the rendered value; a later layer's leaf replaces an earlier one.
-    let mut candidates: Vec<Candidate> = Vec::new();
-    for l in &layers {
-        let mut leaves = Vec::new();
-        match &l.values {
-            LayerValues::Tree(root) => collect_leaves(root, &mut Vec::new(), &mut leaves),
-            LayerValues::Sets { leaves: sets, .. } => {
-                leaves.extend(sets.iter().map(|(p, n)| (p.clone(), n)));
+    Ok(Values { layers, merged })
+}
+
+impl Values {
+    /// The leaves in effect (the merged values hold their value at their key path; a later
+    /// layer's leaf replaces an earlier one), each once, those `keep` accepts.
+    fn effective_leaves(&self, keep: impl Fn(&str) -> bool) -> Vec<Candidate<'_>> {
+        let mut out: Vec<Candidate> = Vec::new();
+        for l in &self.layers {
+            let mut leaves = Vec::new();
+            match &l.values {
+                LayerValues::Tree(root) => collect_leaves(root, &mut Vec::new(), &mut leaves),
+                LayerValues::Sets { leaves: sets, .. } => {
+                    leaves.extend(sets.iter().map(|(p, n)| (p.clone(), n)));
+                }
+            }
+            for (key_path, node) in leaves {
+                let Some(text) = node.text() else { continue };
+                if !keep(text) {
+                    continue;
+                }
+                let effective = json_get(&self.merged, &key_path)
+                    .and_then(json_text)
+                    .is_some_and(|m| same_quantity(&m, text));
+                if !effective {
+                    continue;
+                }
+                out.retain(|c| c.key_path != key_path);
+                out.push(Candidate {
+                    layer: l,
+                    key_path,
+                    node,
+                });
             }
         }
-        for (key_path, node) in leaves {
-            let Some(text) = node.text() else { continue };
-            if !same_quantity(text, rendered_value) {
-                continue;
-            }
-            let effective = json_get(&merged, &key_path)
-                .and_then(json_text)
-                .is_some_and(|m| same_quantity(&m, text));
-            if !effective {
-                continue;
-            }
-            candidates.retain(|c| c.key_path != key_path);
-            candidates.push(Candidate {
-                layer: l,
-                key_path,
-                node,
-            });
-        }
+        out
     }
-    if candidates.is_empty() || candidates.len() > MAX_CANDIDATES {
-        return Ok(None);
+}
+
+/// What every values-origin question about one release shares, rendered once: the control
+/// render (fields that differ between two renders without changes: `now`, `uuidv4`, `rand*`)
+/// and one render with every numeric leaf in effect set to its own sentinel, which answers
+/// most questions without a render of their own.
+pub struct SharedProbe {
+    values: Values,
+    base: Vec<Json>,
+    /// (document, path) that differ between two renders without changes.
+    noise: Vec<(usize, Vec<Segment>)>,
+    /// `None` when the control render does not have the same documents (nothing is answered).
+    control_ok: bool,
+    combined: Option<Combined>,
+    /// The same leaves with their sentinels in the reverse order, rendered at the first
+    /// question with several candidates: a field that follows the same leaf in both renders
+    /// does not depend on which sentinel is larger (`max .Values.a .Values.b` does).
+    permuted: std::sync::OnceLock<Option<Combined>>,
+}
+
+/// The render with every numeric leaf a distinct sentinel.
+struct Combined {
+    /// Each leaf's key path and sentinel.
+    sentinels: Vec<(Vec<Segment>, Quantity)>,
+    /// What changed from the base render (noise and `checksum/` annotations left out): the
+    /// document, the path and the new value when it is a quantity.
+    changed: Vec<(usize, Vec<Segment>, Option<Quantity>)>,
+    docs: Vec<Json>,
+}
+
+impl Combined {
+    /// Whether every change is a sentinel written as is: then each leaf's effects are exactly
+    /// the fields holding its sentinel, and a question is answered without a render.
+    fn clean(&self) -> bool {
+        self.changed
+            .iter()
+            .all(|(_, _, v)| v.is_some_and(|q| self.sentinels.iter().any(|(_, s)| *s == q)))
     }
+}
+
+/// Leaves numbers can come from: a number or quantity, not zero (a zero is often a switch:
+/// `if .Values.x`, and a sentinel there would change the render's shape).
+fn may_be_a_quantity(text: &str) -> bool {
+    text.trim().parse::<Quantity>().is_ok_and(|q| !q.is_zero())
+}
+
+/// The renders [`values_origin`] shares across the fields of one release: two `helm
+/// template` runs (the control and the combined render), and a third when a question has
+/// several candidates (the permuted render).
+pub fn shared_probe(
+    engine: &HelmEngine,
+    release: &Release,
+    rendered: &RenderedRelease,
+) -> Result<SharedProbe, HelmError> {
+    let values = values_of(release)?;
     let base: Vec<Json> = rendered
         .stream
         .documents
         .iter()
         .map(|d| typed(&d.root))
         .collect();
-    // A control render without changes: fields that differ anyway (`now`, `uuidv4`, `rand*`)
-    // are noise, not effects of a candidate.
     let control = engine.template(release, None)?;
-    let mut noise = Vec::new();
     let control_docs: Vec<Json> = control
         .stream
         .documents
         .iter()
         .map(|d| typed(&d.root))
         .collect();
-    if control_docs.len() != base.len() {
+    let mut noise = Vec::new();
+    let control_ok = control_docs.len() == base.len();
+    if control_ok {
+        for (i, (a, b)) in base.iter().zip(&control_docs).enumerate() {
+            let mut changed = Vec::new();
+            diff(a, b, &mut Vec::new(), &mut changed);
+            noise.extend(changed.into_iter().map(|p| (i, p)));
+        }
+    }
+    let combined = if control_ok {
+        combined_render(engine, release, &values, &base, &noise, false)?
+    } else {
+        None
+    };
+    Ok(SharedProbe {
+        values,
+        base,
+        noise,
+        control_ok,
+        combined,
+        permuted: std::sync::OnceLock::new(),
+    })
+}
+
+/// Sentinels `7919`, `7921`, … (odd, distinct), written like their leaf (`16Gi` → `7921Gi`),
+/// skipping any number already in the values.
+fn combined_render(
+    engine: &HelmEngine,
+    release: &Release,
+    values: &Values,
+    base: &[Json],
+    noise: &[(usize, Vec<Segment>)],
+    reversed: bool,
+) -> Result<Option<Combined>, HelmError> {
+    let mut leaves = values.effective_leaves(may_be_a_quantity);
+    if reversed {
+        leaves.reverse();
+    }
+    if leaves.is_empty() {
         return Ok(None);
     }
-    for (i, (a, b)) in base.iter().zip(&control_docs).enumerate() {
-        let mut changed = Vec::new();
-        diff(a, b, &mut Vec::new(), &mut changed);
-        if i == document && changed.iter().any(|p| p.as_slice() == path) {
-            return Ok(None); // the field itself is not reproducible
+    let taken: HashSet<Quantity> = leaves
+        .iter()
+        .filter_map(|c| c.node.text()?.trim().parse::<Quantity>().ok())
+        .collect();
+    let mut over = values.merged.clone();
+    let mut sentinels = Vec::new();
+    let mut n = 7919u32;
+    for leaf in &leaves {
+        let sentinel = loop {
+            let candidate = sentinel_numbered(leaf.node, n);
+            n += 2;
+            let q = json_text(&candidate).and_then(|t| t.trim().parse::<Quantity>().ok());
+            match q {
+                Some(q) if !taken.contains(&q) && !sentinels.iter().any(|(_, s)| *s == q) => {
+                    break Some((candidate, q))
+                }
+                Some(_) => continue,
+                None => break None,
+            }
+        };
+        let Some((json, q)) = sentinel else { continue };
+        if set_path(&mut over, &leaf.key_path, json) {
+            sentinels.push((leaf.key_path.clone(), q));
         }
-        noise.extend(changed.into_iter().map(|p| (i, p)));
+    }
+    let render = match engine.template(release, Some(&over)) {
+        Ok(r) => r,
+        // A template that refuses a sentinel: every question is asked alone.
+        Err(HelmError::Failed { .. }) => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let docs: Vec<Json> = render
+        .stream
+        .documents
+        .iter()
+        .map(|d| typed(&d.root))
+        .collect();
+    if docs.len() != base.len() {
+        return Ok(None);
+    }
+    let mut changed = Vec::new();
+    for (i, (a, b)) in base.iter().zip(&docs).enumerate() {
+        let mut paths = Vec::new();
+        diff(a, b, &mut Vec::new(), &mut paths);
+        for p in paths {
+            if is_checksum_annotation(&p) || noise.iter().any(|(d, n)| *d == i && *n == p) {
+                continue;
+            }
+            let value = json_get(b, &p)
+                .and_then(json_text)
+                .and_then(|t| t.trim().parse::<Quantity>().ok());
+            changed.push((i, p, value));
+        }
+    }
+    Ok(Some(Combined {
+        sentinels,
+        changed,
+        docs,
+    }))
+}
+
+/// Sets `path` in `json` (objects and lists) to `value`; false when the path is not there.
+fn set_path(json: &mut Json, path: &[Segment], value: Json) -> bool {
+    let Some((last, parents)) = path.split_last() else {
+        return false;
+    };
+    let mut at = json;
+    for s in parents {
+        let next = match s {
+            Segment::Key(k) => at.get_mut(k.as_str()),
+            Segment::Index(i) => at.get_mut(*i),
+        };
+        match next {
+            Some(n) => at = n,
+            None => return false,
+        }
+    }
+    let slot = match last {
+        Segment::Key(k) => at.get_mut(k.as_str()),
+        Segment::Index(i) => at.get_mut(*i),
+    };
+    match slot {
+        Some(slot) => {
+            *slot = value;
+            true
+        }
+        None => false,
+    }
+}
+
+/// The one values leaf that produces the rendered field `path` of document `document` of
+/// `rendered` (a render of `release` by `engine`, without override).
+///
+/// Algorithm: the candidates are the values leaves (the chart's values.yaml, then each of
+/// `release.values`) whose value equals the rendered value as a quantity (`1` = `"1"`), and
+/// that are in effect: the merged values hold that value at that key path, and only the last
+/// layer setting the key path counts (a user's values file over the chart's values.yaml). A
+/// candidate is the origin when the field of that object becomes the candidate's sentinel
+/// alone (`7919`, `7919Gi`; lists copied whole since Helm replaces them) and nothing else in the
+/// whole render changes with it, except the field's `requests`/`limits` twin and `checksum/`
+/// annotations. Exactly one such candidate is the origin; none, or more than one (e.g. `max
+/// .Values.a .Values.b` with `a = b`), is `Ok(None)`, as is a winner whose bytes cannot be
+/// located (a non-literal Argo CD `helm.values` string). Fields that differ between two
+/// identical renders (`now`, `uuidv4`, `randAlphaNum`) are ignored.
+///
+/// Cost: the [`SharedProbe`] of the release (two renders, made once per release by the
+/// caller, or here when `shared` is `None`) answers the question when its combined render is
+/// clean: every change in it is one leaf's sentinel written as is, so each leaf's effects are
+/// known without a render of its own. Otherwise the one candidate the combined render points
+/// at is confirmed with a render of its own; and when there is no usable combined render
+/// (a template refused a sentinel, the documents changed), each candidate is probed alone (at
+/// most [`MAX_CANDIDATES`], [`PARALLEL_PROBES`] at a time), as before the shared renders.
+pub fn values_origin(
+    engine: &HelmEngine,
+    release: &Release,
+    rendered: &RenderedRelease,
+    shared: Option<&SharedProbe>,
+    document: usize,
+    path: &[Segment],
+) -> Result<Option<ValuesOrigin>, HelmError> {
+    let owned;
+    let shared = match shared {
+        Some(s) => s,
+        None => {
+            owned = shared_probe(engine, release, rendered)?;
+            &owned
+        }
+    };
+    let Some(doc) = rendered.stream.documents.get(document) else {
+        return Ok(None);
+    };
+    let Some(rendered_value) = seg_get(&doc.root, path).and_then(Node::text) else {
+        return Ok(None);
+    };
+    if !shared.control_ok
+        || shared
+            .noise
+            .iter()
+            .any(|(d, p)| *d == document && p.as_slice() == path)
+    {
+        return Ok(None); // the field itself is not reproducible
+    }
+    let candidates = shared
+        .values
+        .effective_leaves(|text| same_quantity(text, rendered_value));
+    if candidates.is_empty() || candidates.len() > MAX_CANDIDATES {
+        return Ok(None);
     }
     let cx = ProbeContext {
         engine,
         release,
-        base: &base,
+        base: &shared.base,
         document,
         path,
-        merged: &merged,
+        merged: &shared.values.merged,
         rendered_value,
-        noise: &noise,
+        noise: &shared.noise,
     };
-    let mut results: Vec<Result<Probe, HelmError>> = Vec::with_capacity(candidates.len());
-    for chunk in candidates.chunks(PARALLEL_PROBES) {
-        std::thread::scope(|s| {
-            let handles: Vec<_> = chunk
-                .iter()
-                .map(|c| {
-                    let cx = &cx;
-                    s.spawn(move || probe(cx, c))
-                })
-                .collect();
-            for h in handles {
-                results.push(h.join().unwrap_or(Ok(Probe::Rejected)));
+    let accepted = match &shared.combined {
+        Some(combined) => match from_combined(combined, &candidates, document, path) {
+            Answer::None => return Ok(None),
+            // Several candidates: the permuted render must point at the same leaf.
+            Answer::Leaf(c, _)
+                if candidates.len() > 1
+                    && !shared.permuted(engine, release)?.is_some_and(|p| {
+                        matches!(from_combined(p, &candidates, document, path),
+                                Answer::Leaf(q, _) if q.key_path == c.key_path)
+                    }) =>
+            {
+                return Ok(None)
             }
-        });
-    }
-    let mut accepted = Vec::new();
-    for (c, r) in candidates.iter().zip(results) {
-        if let Probe::Feeds(twins) = r? {
-            accepted.push((c, twins));
-        }
-    }
+            Answer::Leaf(c, twins) if combined.clean() => vec![(c, twins)],
+            // Something else changed that no sentinel explains: confirm with its own render.
+            Answer::Leaf(c, _) => match probe(&cx, c)? {
+                Probe::Feeds(twins) => vec![(c, twins)],
+                Probe::Rejected => return Ok(None),
+            },
+        },
+        None => probe_each(&cx, &candidates)?,
+    };
+    let mut accepted = accepted;
+    // Zero or several accepted: no single origin.
     if accepted.len() != 1 {
         return Ok(None);
     }
@@ -2007,6 +2230,98 @@ pub fn values_origin(
         node: winner.node.clone(),
         also_sets,
     }))
+}
+
+impl SharedProbe {
+    fn permuted(
+        &self,
+        engine: &HelmEngine,
+        release: &Release,
+    ) -> Result<Option<&Combined>, HelmError> {
+        if let Some(done) = self.permuted.get() {
+            return Ok(done.as_ref());
+        }
+        let render = combined_render(engine, release, &self.values, &self.base, &self.noise, true)?;
+        Ok(self.permuted.get_or_init(|| render).as_ref())
+    }
+}
+
+enum Answer<'c, 'l> {
+    /// No candidate feeds the field alone.
+    None,
+    /// The candidate whose sentinel the field took, and the twins that took it too.
+    Leaf(&'c Candidate<'l>, Vec<Vec<Segment>>),
+}
+
+/// What the combined render says about the field: the candidate whose sentinel it holds, if
+/// that sentinel appears nowhere else (but in the field's `requests`/`limits` twin).
+fn from_combined<'c, 'l>(
+    combined: &Combined,
+    candidates: &'c [Candidate<'l>],
+    document: usize,
+    path: &[Segment],
+) -> Answer<'c, 'l> {
+    let value = combined
+        .docs
+        .get(document)
+        .and_then(|d| json_get(d, path))
+        .and_then(json_text)
+        .and_then(|t| t.trim().parse::<Quantity>().ok());
+    let Some(value) = value else {
+        return Answer::None;
+    };
+    let Some(leaf) = combined
+        .sentinels
+        .iter()
+        .find(|(_, s)| *s == value)
+        .map(|(k, _)| k)
+    else {
+        return Answer::None;
+    };
+    let Some(candidate) = candidates.iter().find(|c| &c.key_path == leaf) else {
+        return Answer::None;
+    };
+    let mut twins = Vec::new();
+    for (d, p, v) in &combined.changed {
+        if *v != Some(value) || (*d == document && p.as_slice() == path) {
+            continue;
+        }
+        if *d == document && is_resource_twin(path, p) {
+            twins.push(p.clone());
+        } else {
+            return Answer::None; // the leaf writes another field too
+        }
+    }
+    Answer::Leaf(candidate, twins)
+}
+
+/// A candidate that feeds the field, and the twins it writes too.
+type Accepted<'c, 'l> = (&'c Candidate<'l>, Vec<Vec<Segment>>);
+
+/// Each candidate probed with a render of its own.
+fn probe_each<'c, 'l>(
+    cx: &ProbeContext,
+    candidates: &'c [Candidate<'l>],
+) -> Result<Vec<Accepted<'c, 'l>>, HelmError> {
+    let mut results: Vec<Result<Probe, HelmError>> = Vec::with_capacity(candidates.len());
+    for chunk in candidates.chunks(PARALLEL_PROBES) {
+        std::thread::scope(|s| {
+            let handles: Vec<_> = chunk
+                .iter()
+                .map(|c| s.spawn(move || probe(cx, c)))
+                .collect();
+            for h in handles {
+                results.push(h.join().unwrap_or(Ok(Probe::Rejected)));
+            }
+        });
+    }
+    let mut accepted = Vec::new();
+    for (c, r) in candidates.iter().zip(results) {
+        if let Probe::Feeds(twins) = r? {
+            accepted.push((c, twins));
+        }
+    }
+    Ok(accepted)
 }
 
 #[cfg(test)]

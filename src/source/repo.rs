@@ -163,6 +163,11 @@ pub fn read_file(path: &Path, root: Option<&Path>) -> Result<Vec<u8>, Refused> {
             what: kind_of(&meta),
         });
     }
+    read_capped(file, &meta)
+}
+
+/// The bytes of an open regular file, at most [`MAX_FILE_BYTES`] even if it grows.
+fn read_capped(file: std::fs::File, meta: &std::fs::Metadata) -> Result<Vec<u8>, Refused> {
     let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
     file.take(MAX_FILE_BYTES + 1)
         .read_to_end(&mut bytes)
@@ -173,6 +178,39 @@ pub fn read_file(path: &Path, root: Option<&Path>) -> Result<Vec<u8>, Refused> {
         });
     }
     Ok(bytes)
+}
+
+/// The bytes of the file `name` in `dir`, a folder the walk reached (so no symlink leads to
+/// it): the file itself must not be a symlink (opened with `O_NOFOLLOW`, so a link planted
+/// there is refused, not followed) and must be regular. What [`read_file`] checks, without
+/// resolving every folder of the path again (a monorepo has thousands of kustomizations).
+/// `Ok(None)`: there is no such file.
+#[cfg(unix)]
+pub fn read_in_walked_folder(dir: &Path, name: &str) -> Result<Option<Vec<u8>>, Refused> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let opened = std::fs::OpenOptions::new()
+        .read(true)
+        // Non-blocking: opening a FIFO for reading must not wait for a writer.
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(dir.join(name));
+    let file = match opened {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        // ELOOP: the name is a symlink.
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+            return Err(Refused::NotRegular {
+                what: "symbolic link",
+            })
+        }
+        Err(e) => return Err(Refused::Io(e)),
+    };
+    let meta = file.metadata().map_err(Refused::Io)?;
+    if !meta.is_file() {
+        return Err(Refused::NotRegular {
+            what: kind_of(&meta),
+        });
+    }
+    read_capped(file, &meta).map(Some)
 }
 
 #[cfg(test)]

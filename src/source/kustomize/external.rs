@@ -88,61 +88,13 @@ fn check_tree(dir: &Path, sources: &dyn Sources, options: &Options) -> Result<()
                     format!("`{key}` not rendered: gpulint does not let kustomize run helm"),
                 ));
             }
-            // (node, path as written, whether a folder is allowed there)
-            let mut paths: Vec<(&Node, &str, bool)> = Vec::new();
-            match key {
-                "resources" | "bases" | "components" => {
-                    for item in strings(value) {
-                        if let Some(t) = item.text() {
-                            paths.push((item, t, true));
-                        }
-                    }
-                }
-                "crds"
-                | "configurations"
-                | "patchesStrategicMerge"
-                | "transformers"
-                | "generators"
-                | "validators" => {
-                    // A string with a line break is an inline document, not a path.
-                    for item in strings(value) {
-                        if let Some(t) = item.text().filter(|t| !t.contains('\n')) {
-                            paths.push((item, t, key != "crds" && key != "configurations"));
-                        }
-                    }
-                }
-                "patches" | "patchesJson6902" | "replacements" => {
-                    for item in strings(value) {
-                        if let Some(p) = item.get("path") {
-                            if let Some(t) = p.text() {
-                                paths.push((p, t, false));
-                            }
-                        }
-                    }
-                }
-                "openapi" => {
-                    if let Some(p) = value.get("path") {
-                        if let Some(t) = p.text() {
-                            paths.push((p, t, false));
-                        }
-                    }
-                }
-                "configMapGenerator" | "secretGenerator" => {
-                    for generator in strings(value) {
-                        for field in ["files", "envs", "env"] {
-                            for item in generator.get(field).map(strings).unwrap_or_default() {
-                                // `files` entries may be `key=path`.
-                                if let Some(t) = item.text() {
-                                    let path = t.split_once('=').map_or(t, |(_, p)| p);
-                                    paths.push((item, path, false));
-                                }
-                            }
-                        }
-                    }
-                }
-                _ => {}
-            }
-            for (node, written, folder_ok) in paths {
+            let paths = kustomization::references(key, value);
+            for kustomization::Reference {
+                node,
+                written,
+                folder_ok,
+            } in paths
+            {
                 let path = normalize(&d.join(written));
                 let real = crate::source::repo::resolve_inside(&path, Some(&boundary));
                 match real {
@@ -188,14 +140,6 @@ fn check_tree(dir: &Path, sources: &dyn Sources, options: &Options) -> Result<()
         }
     }
     Ok(())
-}
-
-/// A list's items, or the node itself.
-fn strings(n: &Node) -> Vec<&Node> {
-    match n.as_seq() {
-        Some(items) => items.iter().collect(),
-        None => vec![n],
-    }
 }
 
 /// Runs the external tool on `dir`; the YAML stream it printed. Only after [`check_tree`]: no

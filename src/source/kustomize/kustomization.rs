@@ -116,6 +116,88 @@ const UNSUPPORTED_FIELDS: &[&str] = &[
 /// Fields that do not change the output without the features above.
 const IGNORED_FIELDS: &[&str] = &["apiVersion", "kind", "metadata", "generatorOptions"];
 
+/// A path a kustomization names, as written, under one of its keys.
+pub(crate) struct Reference<'n> {
+    pub node: &'n Node,
+    pub written: &'n str,
+    /// A folder is allowed there (another kustomization: `resources`, `bases`, `components`,
+    /// `transformers`...); otherwise it names a file.
+    pub folder_ok: bool,
+}
+
+/// Every local or remote path the kustomization entry `key: value` names: resources, bases,
+/// components, patches, generator files, replacements, CRDs, configurations, openapi and
+/// plugin configs. Inline documents (strings with a line break) are not paths. The one list
+/// of what a kustomization may read, used to check a tree before an external tool reads it
+/// and to find the kustomizations that read a file without rendering them.
+pub(crate) fn references<'n>(key: &str, value: &'n Node) -> Vec<Reference<'n>> {
+    fn items(n: &Node) -> Vec<&Node> {
+        match n.as_seq() {
+            Some(items) => items.iter().collect(),
+            None => vec![n],
+        }
+    }
+    let mut out = Vec::new();
+    let mut push = |node: &'n Node, written: &'n str, folder_ok: bool| {
+        out.push(Reference {
+            node,
+            written,
+            folder_ok,
+        })
+    };
+    match key {
+        "resources" | "bases" | "components" => {
+            for item in items(value) {
+                if let Some(t) = item.text() {
+                    push(item, t, true);
+                }
+            }
+        }
+        "crds"
+        | "configurations"
+        | "patchesStrategicMerge"
+        | "transformers"
+        | "generators"
+        | "validators" => {
+            for item in items(value) {
+                if let Some(t) = item.text().filter(|t| !t.contains('\n')) {
+                    push(item, t, key != "crds" && key != "configurations");
+                }
+            }
+        }
+        "patches" | "patchesJson6902" | "replacements" => {
+            for item in items(value) {
+                if let Some(p) = item.get("path") {
+                    if let Some(t) = p.text() {
+                        push(p, t, false);
+                    }
+                }
+            }
+        }
+        "openapi" => {
+            if let Some(p) = value.get("path") {
+                if let Some(t) = p.text() {
+                    push(p, t, false);
+                }
+            }
+        }
+        "configMapGenerator" | "secretGenerator" => {
+            for generator in items(value) {
+                for field in ["files", "envs", "env"] {
+                    for item in generator.get(field).map(items).unwrap_or_default() {
+                        // `files` entries may be `key=path`.
+                        if let Some(t) = item.text() {
+                            push(item, t.split_once('=').map_or(t, |(_, p)| p), false);
+                        }
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
 pub(crate) fn is_remote(s: &str) -> bool {
     let s = s.trim();
     s.contains("://")

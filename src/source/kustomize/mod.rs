@@ -24,6 +24,7 @@ mod json6902;
 mod kustomization;
 mod load;
 mod order;
+mod readers;
 mod replace;
 mod select;
 mod smp;
@@ -39,6 +40,7 @@ pub use budget::MAX_RENDERED_OBJECTS;
 pub use emit::to_yaml;
 pub use external::render_external;
 pub use kustomization::{unsupported_features, Unsupported};
+pub use readers::roots_reading;
 
 pub const KUSTOMIZATION_FILE_NAMES: [&str; 3] =
     ["kustomization.yaml", "kustomization.yml", "Kustomization"];

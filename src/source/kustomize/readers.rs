@@ -1,0 +1,298 @@
+//! Which kustomization roots may read a file, found from kustomization files alone.
+//!
+//! pre-commit names the changed files one by one; a changed base or patch belongs to every
+//! overlay that reads it. Rendering every kustomization of a monorepo to learn that costs more
+//! than linting the whole repository, so the kustomization files are parsed instead (small, and
+//! nothing is built) and the references they name ([`super::kustomization::references`], the
+//! one list of what a kustomization reads) are followed backwards from the named files.
+//!
+//! The answer may include a root that does not read the file (it is then rendered and dropped,
+//! as before), never leave out one that does: a kustomization that cannot be read or parsed
+//! counts as reading everything.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use super::kustomization::{is_remote, references};
+use super::{kustomization_file, normalize};
+use crate::source::yaml::Stream;
+
+/// More kustomizations than this are not indexed: every candidate is kept (rendered and
+/// filtered as before), so a pathological tree costs what it did, not more.
+const MAX_INDEXED: usize = 20_000;
+
+/// What one kustomization folder reads directly.
+#[derive(Default)]
+struct Reads {
+    /// Files named (and the kustomization file itself).
+    files: Vec<PathBuf>,
+    /// Folders named where a folder is allowed (other kustomizations).
+    folders: Vec<PathBuf>,
+    /// The kustomization could not be read or parsed: it may read anything.
+    unknown: bool,
+}
+
+/// The roots among `candidates` (absolute, normalized kustomization folders) whose render may
+/// read one of `named` (absolute, normalized files). Folders outside `boundary` are not read
+/// (the renderer refuses them too).
+pub fn roots_reading(candidates: &[PathBuf], named: &[PathBuf], boundary: &Path) -> Vec<PathBuf> {
+    let Some(graph) = index(candidates, boundary) else {
+        return candidates.to_vec();
+    };
+    let named: HashSet<&Path> = named.iter().map(PathBuf::as_path).collect();
+    // Folders read by each folder, backwards.
+    let mut read_by: HashMap<&Path, Vec<&Path>> = HashMap::new();
+    for (dir, reads) in &graph {
+        for folder in &reads.folders {
+            read_by
+                .entry(folder.as_path())
+                .or_default()
+                .push(dir.as_path());
+        }
+    }
+    let mut reaching: HashSet<&Path> = HashSet::new();
+    let mut todo: Vec<&Path> = graph
+        .iter()
+        .filter(|(_, r)| r.unknown || r.files.iter().any(|f| named.contains(f.as_path())))
+        .map(|(dir, _)| dir.as_path())
+        .collect();
+    while let Some(dir) = todo.pop() {
+        if reaching.insert(dir) {
+            todo.extend(read_by.get(dir).into_iter().flatten().copied());
+        }
+    }
+    candidates
+        .iter()
+        .filter(|c| reaching.contains(c.as_path()))
+        .cloned()
+        .collect()
+}
+
+/// What every folder reachable from `candidates` reads; `None` when there are too many.
+fn index(candidates: &[PathBuf], boundary: &Path) -> Option<HashMap<PathBuf, Reads>> {
+    let mut graph: HashMap<PathBuf, Reads> = HashMap::new();
+    // Found by the walk, which follows no symlink: their files can be read without resolving
+    // each folder of their paths again.
+    let walked: HashSet<&PathBuf> = candidates.iter().collect();
+    let mut todo: Vec<PathBuf> = candidates.to_vec();
+    while let Some(dir) = todo.pop() {
+        if graph.contains_key(&dir) {
+            continue;
+        }
+        if graph.len() >= MAX_INDEXED {
+            return None;
+        }
+        let reads = reads_of(&dir, boundary, &walked);
+        todo.extend(
+            reads
+                .folders
+                .iter()
+                .filter(|f| !graph.contains_key(*f))
+                .cloned(),
+        );
+        graph.insert(dir, reads);
+    }
+    Some(graph)
+}
+
+fn reads_of(dir: &Path, boundary: &Path, walked: &HashSet<&PathBuf>) -> Reads {
+    let mut reads = Reads::default();
+    if !dir.starts_with(boundary) {
+        return reads;
+    }
+    let Some((file, bytes)) =
+        read_kustomization(dir, boundary, walked.contains(&dir.to_path_buf()))
+    else {
+        return reads; // not a kustomization: the render fails and reads nothing
+    };
+    let Ok(bytes) = bytes else {
+        reads.unknown = true;
+        return reads;
+    };
+    let stream = Stream::parse_bytes(&bytes);
+    let root = match (&stream.error, stream.documents.first()) {
+        (None, Some(doc)) => &doc.root,
+        _ => {
+            reads.unknown = true;
+            return reads;
+        }
+    };
+    reads.files.push(normalize(&file));
+    for entry in root.as_map().unwrap_or_default() {
+        let Some(key) = entry.key.text() else {
+            continue;
+        };
+        for r in references(key, &entry.value) {
+            if is_remote(r.written) {
+                continue; // never fetched: the root fails to render
+            }
+            let path = normalize(&dir.join(r.written));
+            // A walked kustomization folder is a folder: no need to ask the file system.
+            if r.folder_ok && (walked.contains(&path) || path.is_dir()) {
+                reads.folders.push(path);
+            } else {
+                reads.files.push(path);
+            }
+        }
+    }
+    reads
+}
+
+/// The kustomization file of `dir` and its bytes (or why it was not read); `None` when the
+/// folder has none.
+type Read = (PathBuf, Result<Vec<u8>, crate::source::repo::Refused>);
+
+fn read_kustomization(dir: &Path, boundary: &Path, walked: bool) -> Option<Read> {
+    #[cfg(unix)]
+    if walked {
+        for name in super::KUSTOMIZATION_FILE_NAMES {
+            match crate::source::repo::read_in_walked_folder(dir, name) {
+                Ok(None) => continue,
+                Ok(Some(bytes)) => return Some((dir.join(name), Ok(bytes))),
+                Err(refused) => return Some((dir.join(name), Err(refused))),
+            }
+        }
+        return None;
+    }
+    let _ = walked;
+    let file = kustomization_file(dir)?;
+    let bytes = crate::source::repo::read_file(&file, Some(boundary));
+    Some((file, bytes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(root: &Path, rel: &str, text: &str) {
+        let path = root.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap_or(root)).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(path, text).unwrap_or_else(|e| panic!("{e}"));
+    }
+
+    /// Two bases, three overlays (two over `a`, one over `b`, one of them with a component).
+    fn tree() -> (tempfile::TempDir, PathBuf) {
+        let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let root = normalize(tmp.path());
+        write(
+            &root,
+            "bases/a/kustomization.yaml",
+            "resources: [deploy.yaml]\n",
+        );
+        write(&root, "bases/a/deploy.yaml", "kind: Deployment\n");
+        write(&root, "bases/a/stray.yaml", "kind: ConfigMap\n");
+        write(
+            &root,
+            "bases/b/kustomization.yml",
+            "resources:\n- deploy.yaml\nconfigMapGenerator:\n- name: c\n  files: [conf=app.conf]\n",
+        );
+        write(&root, "bases/b/deploy.yaml", "kind: Deployment\n");
+        write(&root, "bases/b/app.conf", "x\n");
+        write(
+            &root,
+            "components/gpu/kustomization.yaml",
+            "kind: Component\npatches:\n- path: gpu.yaml\n",
+        );
+        write(&root, "components/gpu/gpu.yaml", "kind: Deployment\n");
+        write(
+            &root,
+            "apps/one/kustomization.yaml",
+            "resources: [../../bases/a]\npatches:\n- path: patch.yaml\n",
+        );
+        write(&root, "apps/one/patch.yaml", "kind: Deployment\n");
+        write(&root, "apps/two/kustomization.yaml", "resources: [../../bases/a]\ncomponents: [../../components/gpu]\npatchesStrategicMerge:\n- |\n  kind: Deployment\n");
+        write(
+            &root,
+            "apps/three/kustomization.yaml",
+            "resources:\n- ../../bases/b\n- https://github.com/x/y//z?ref=v1\n",
+        );
+        (tmp, root)
+    }
+
+    fn candidates(root: &Path) -> Vec<PathBuf> {
+        [
+            "bases/a",
+            "bases/b",
+            "components/gpu",
+            "apps/one",
+            "apps/two",
+            "apps/three",
+        ]
+        .iter()
+        .map(|d| root.join(d))
+        .collect()
+    }
+
+    fn reading(root: &Path, named: &[&str]) -> Vec<String> {
+        let named: Vec<PathBuf> = named.iter().map(|n| root.join(n)).collect();
+        roots_reading(&candidates(root), &named, root)
+            .iter()
+            .map(|p| p.strip_prefix(root).unwrap_or(p).display().to_string())
+            .collect()
+    }
+
+    #[test]
+    fn a_file_is_read_by_the_roots_that_reach_it() {
+        let (_tmp, root) = tree();
+        assert_eq!(reading(&root, &["apps/one/patch.yaml"]), ["apps/one"]);
+        assert_eq!(
+            reading(&root, &["bases/a/deploy.yaml"]),
+            ["bases/a", "apps/one", "apps/two"]
+        );
+        assert_eq!(
+            reading(&root, &["components/gpu/gpu.yaml"]),
+            ["components/gpu", "apps/two"]
+        );
+        // Generator files, and a kustomization file itself.
+        assert_eq!(
+            reading(&root, &["bases/b/app.conf"]),
+            ["bases/b", "apps/three"]
+        );
+        assert_eq!(
+            reading(&root, &["bases/b/kustomization.yml"]),
+            ["bases/b", "apps/three"]
+        );
+        // A file no kustomization names is read by none: it is linted as a plain file.
+        assert!(reading(&root, &["bases/a/stray.yaml"]).is_empty());
+        assert!(reading(&root, &["elsewhere.yaml"]).is_empty());
+    }
+
+    #[test]
+    fn a_kustomization_that_does_not_parse_may_read_anything() {
+        let (_tmp, root) = tree();
+        write(
+            &root,
+            "bases/a/kustomization.yaml",
+            "resources: [deploy.yaml\n",
+        );
+        assert_eq!(
+            reading(&root, &["apps/one/patch.yaml"]),
+            ["bases/a", "apps/one", "apps/two"]
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_kustomization_that_is_a_symlink_is_not_followed_and_may_read_anything() {
+        let (tmp, root) = tree();
+        let outside = tmp.path().join("outside.yaml");
+        std::fs::write(&outside, "resources: [x.yaml]\n").unwrap_or_else(|e| panic!("{e}"));
+        let link = root.join("bases/b/kustomization.yml");
+        std::fs::remove_file(&link).unwrap_or_else(|e| panic!("{e}"));
+        std::os::unix::fs::symlink(&outside, &link).unwrap_or_else(|e| panic!("{e}"));
+        // Unread, so it counts as reading every file: kept (its render then refuses the link).
+        assert_eq!(
+            reading(&root, &["apps/one/patch.yaml"]),
+            ["bases/b", "apps/one", "apps/three"]
+        );
+    }
+
+    #[test]
+    fn nothing_outside_the_boundary_is_read() {
+        let (_tmp, root) = tree();
+        // The boundary is `apps`: the bases are not read, so nothing reaches their files.
+        let named = [root.join("bases/a/deploy.yaml")];
+        let found = roots_reading(&candidates(&root), &named, &root.join("apps"));
+        assert!(found.is_empty(), "{found:?}");
+    }
+}
