@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use globset::{Glob, GlobSet, GlobSetBuilder};
 
 use crate::k8s::catalog::KindEntry;
-use crate::metrics::recommend::Policy;
+use crate::metrics::recommend::{MigStrategy, Policy};
 use crate::rules::{self, Severity};
 use crate::source::decode::{self, DecodeError, Fields};
 use crate::source::yaml::{Node, Stream};
@@ -268,7 +268,8 @@ fn decode_policy(node: &Node) -> Result<Policy, DecodeError> {
         overprovision_factor,
         cpu_far_factor,
         gpu_underuse_threshold,
-        gpu_memory_pressure
+        gpu_memory_pressure,
+        kv_cache_pressure
     );
     let whole = |v: f64, key: &str| -> Result<u64, DecodeError> {
         if v >= 0.0 && v.fract() == 0.0 && v < 1e15 {
@@ -288,6 +289,12 @@ fn decode_policy(node: &Node) -> Result<Policy, DecodeError> {
     }
     if let Some(v) = f.bool("guaranteed")? {
         p.guaranteed = v;
+    }
+    if let Some((v, at)) = f.string_at("mig_strategy")? {
+        p.mig_strategy = MigStrategy::parse(&v).ok_or_else(|| DecodeError {
+            offset: at,
+            message: format!("`policy.mig_strategy`: expected `mixed` or `single`, found {v:?}"),
+        })?;
     }
     f.finish()?;
     p.validate().map_err(|e| DecodeError {
@@ -710,6 +717,12 @@ mod tests {
         assert_eq!(c.policy.gpu_underuse_threshold, 0.2);
         assert!(!c.policy.guaranteed);
         assert_eq!(c.policy.min_samples, 50);
+        assert_eq!(c.policy.mig_strategy, MigStrategy::Mixed);
+        let c = parse("policy:\n  mig_strategy: single\n  kv_cache_pressure: 0.8\n").unwrap();
+        assert_eq!(c.policy.mig_strategy, MigStrategy::Single);
+        assert_eq!(c.policy.kv_cache_pressure, 0.8);
+        let e = parse("policy:\n  mig_strategy: whole\n").unwrap_err();
+        assert!(e.message.contains("`mixed` or `single`"), "{}", e.message);
         let e = parse("policy:\n  memory_margn: 0.2\n").unwrap_err();
         assert_eq!(e.line, 2);
         let e = parse("policy:\n  gpu_underuse_threshold: 7\n").unwrap_err();

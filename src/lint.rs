@@ -584,6 +584,7 @@ impl Linter {
             container: hit.container,
             fix: hit.fix,
             recommended: hit.recommended,
+            frees: hit.frees,
             suppression,
             unit,
             release: None,

@@ -13,7 +13,7 @@ use std::process::Command;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use gpulint::metrics::prometheus::{collect, Collected, PrometheusError, PrometheusOptions};
-use gpulint::metrics::usage::{ContainerKey, GpuMemory, GpuUtilization, Stats, Usage};
+use gpulint::metrics::usage::{ContainerKey, GpuMemory, GpuUtilization, KvCache, Stats, Usage};
 use support::fake_http::{dead_url, RecordingServer, SilentServer};
 use support::openmetrics::{labels, OpenMetrics};
 use support::prometheus::{backfill, copy_blocks, tools, Prometheus};
@@ -39,6 +39,8 @@ struct Gpu {
     engine: Option<(f64, f64)>,
     /// Series carry exported_namespace/exported_pod/exported_container.
     exported: bool,
+    /// DCGM's modelName label.
+    model: &'static str,
 }
 
 struct Ctr {
@@ -75,6 +77,8 @@ struct Pod {
     from: i64,
     to: i64,
     ctrs: Vec<Ctr>,
+    /// A serving engine's KV-cache series (metric name, wave), labelled by namespace and pod.
+    kv: Option<(&'static str, (f64, f64))>,
 }
 
 struct Owner {
@@ -123,6 +127,7 @@ fn pod(
         from,
         to,
         ctrs,
+        kv: None,
     }
 }
 
@@ -312,6 +317,7 @@ impl Cluster {
             util_pct: Some(util),
             engine: None,
             exported: true,
+            model: "NVIDIA A100-SXM4-80GB",
         };
         let mut master = ctr("pytorch", 8.0 * GIB, 2.0 * GIB, 4.0);
         master.gpus.push(gpu(0, 30000.0, 10000.0, (60.0, 30.0)));
@@ -346,10 +352,83 @@ impl Cluster {
             util_pct: None,
             engine: Some((0.3, 0.4)),
             exported: false,
+            model: "NVIDIA A100-SXM4-80GB",
         });
         let ray = ("RayCluster", "ray");
         c.pods
             .push(pod("ml", "ray-head-x2x2x", ray, ray, t0, end, vec![head]));
+        // vLLM on 4 H100s per pod, two pods: some GPUs idle (engine activity under 5%, although
+        // their coarse utilisation says 30-40%), KV cache under the current and the older metric
+        // name, labelled by pod only.
+        let vllm = ("Deployment", "llm");
+        let h100 = |index, engine: (f64, f64)| Gpu {
+            index,
+            used_base: 70000.0,
+            used_amp: 1000.0,
+            capacity: 81559.0,
+            util_pct: Some((30.0, 10.0)),
+            engine: Some(engine),
+            exported: false,
+            model: "NVIDIA H100 80GB HBM3",
+        };
+        for (pod_name, engines, kv) in [
+            (
+                "llm-7c9d8f6b5-aaaaa",
+                [(0.4, 0.3), (0.35, 0.3), (0.01, 0.02), (0.0, 0.03)],
+                ("vllm:kv_cache_usage_perc", (0.2, 0.25)),
+            ),
+            (
+                "llm-7c9d8f6b5-bbbbb",
+                [(0.5, 0.2), (0.2, 0.1), (0.06, 0.01), (0.02, 0.0)],
+                ("vllm:gpu_cache_usage_perc", (0.3, 0.3)),
+            ),
+        ] {
+            let mut c_vllm = ctr("vllm", 12.0 * GIB, GIB, 2.0);
+            for (i, e) in engines.into_iter().enumerate() {
+                c_vllm.gpus.push(h100(10 + i as u32, e));
+            }
+            let mut p = pod(
+                "serve",
+                pod_name,
+                ("ReplicaSet", "llm-7c9d8f6b5"),
+                vllm,
+                t0 + 2 * HOUR,
+                end,
+                vec![c_vllm],
+            );
+            p.kv = Some(kv);
+            c.pods.push(p);
+        }
+        c.replicasets.push(owner(
+            "serve",
+            "llm-7c9d8f6b5",
+            "Deployment",
+            "llm",
+            t0,
+            end,
+        ));
+        // SGLang on one H100: its KV cache is `sglang:token_usage`.
+        let mut c_sgl = ctr("sglang", 10.0 * GIB, GIB, 1.0);
+        c_sgl.gpus.push(h100(20, (0.2, 0.1)));
+        let mut p = pod(
+            "serve",
+            "sgl-5d6f7c8b9-ccccc",
+            ("ReplicaSet", "sgl-5d6f7c8b9"),
+            ("Deployment", "sgl"),
+            t0 + 4 * HOUR,
+            end,
+            vec![c_sgl],
+        );
+        p.kv = Some(("sglang:token_usage", (0.1, 0.5)));
+        c.pods.push(p);
+        c.replicasets.push(owner(
+            "serve",
+            "sgl-5d6f7c8b9",
+            "Deployment",
+            "sgl",
+            t0,
+            end,
+        ));
         // Fillers: many plain Deployments in two namespaces.
         for i in 0..FILLERS {
             let ns = filler_ns(i);
@@ -479,7 +558,7 @@ impl Cluster {
                         ("gpu", gpu_id.as_str()),
                         ("UUID", uuid.as_str()),
                         ("device", device.as_str()),
-                        ("modelName", "NVIDIA A100-SXM4-80GB"),
+                        ("modelName", g.model),
                         ("Hostname", "gpu-node-1"),
                     ]);
                     if g.exported {
@@ -524,6 +603,21 @@ impl Cluster {
                         );
                     }
                 }
+            }
+        }
+        for p in &self.pods {
+            if let Some((metric, w)) = p.kv {
+                om.add(
+                    metric,
+                    &labels(&[
+                        cl,
+                        ("namespace", p.ns.as_str()),
+                        ("pod", p.name.as_str()),
+                        ("model_name", "meta-llama/Llama-3.1-70B-Instruct"),
+                        ("engine", "0"),
+                    ]),
+                    (p.from..=p.to).step_by(300).map(|t| (t, kv_at(w, t))),
+                );
             }
         }
         for (metric, name_label, owners) in [
@@ -588,6 +682,11 @@ impl Cluster {
             /// Largest limit of killed pods, and of all pods.
             limit_killed: Option<f64>,
             limit_any: Option<f64>,
+            model: Option<String>,
+            gpu_count: Option<u64>,
+            gpus_used: Option<u64>,
+            engine: [Option<f64>; 2],
+            kv: [Option<f64>; 2],
         }
         let mut acc: BTreeMap<ContainerKey, Acc> = BTreeMap::new();
         let max = |slot: &mut Option<f64>, v: f64| *slot = Some(slot.map_or(v, |c: f64| c.max(v)));
@@ -611,7 +710,41 @@ impl Cluster {
                         max(&mut a.limit_killed, l);
                     }
                 }
+                if !c.gpus.is_empty() {
+                    let busy = c
+                        .gpus
+                        .iter()
+                        .filter(|g| {
+                            let activity: Vec<f64> = match (g.engine, g.util_pct) {
+                                (Some(e), _) => ts.iter().map(|&t| wave(e, t, 7, 20)).collect(),
+                                (None, Some(u)) => ts
+                                    .iter()
+                                    .map(|&t| wave(u, t, 7, 20).round() / 100.0)
+                                    .collect(),
+                                (None, None) => vec![0.0],
+                            };
+                            activity.iter().sum::<f64>() / activity.len() as f64 >= 0.05
+                        })
+                        .count() as u64;
+                    let n = c.gpus.len() as u64;
+                    a.gpu_count = Some(a.gpu_count.map_or(n, |x| x.max(n)));
+                    a.gpus_used = Some(a.gpus_used.map_or(busy, |x| x.max(busy)));
+                    a.model = Some(c.gpus[0].model.to_string());
+                    if let Some((_, w)) = p.kv {
+                        let kv: Vec<f64> = ts.iter().map(|&t| kv_at(w, t)).collect();
+                        max(&mut a.kv[0], quantile(0.99, &kv));
+                        max(&mut a.kv[1], kv.iter().cloned().fold(f64::MIN, f64::max));
+                    }
+                }
                 for g in &c.gpus {
+                    if let Some(e) = g.engine {
+                        let engine: Vec<f64> = ts.iter().map(|&t| wave(e, t, 7, 20)).collect();
+                        max(
+                            &mut a.engine[0],
+                            engine.iter().sum::<f64>() / engine.len() as f64,
+                        );
+                        max(&mut a.engine[1], quantile(0.99, &engine));
+                    }
                     let used: Vec<f64> = ts.iter().map(|&t| gpu_used_at(g, t)).collect();
                     max(&mut a.gpu[0], quantile(0.99, &used) * MIB);
                     max(
@@ -660,6 +793,17 @@ impl Cluster {
                     }),
                     oom_kills: Some(a.oom),
                     memory_limit_bytes: a.limit_killed.or(a.limit_any),
+                    gpu_model: a.model,
+                    gpu_count: a.gpu_count,
+                    gpus_used: a.gpus_used,
+                    gpu_engine_active: a.engine[0].map(|_| GpuUtilization {
+                        avg: a.engine[0],
+                        p99: a.engine[1],
+                    }),
+                    kv_cache_usage: a.kv[0].map(|_| KvCache {
+                        p99: a.kv[0],
+                        max: a.kv[1],
+                    }),
                 };
                 (k, usage)
             })
@@ -696,6 +840,10 @@ fn wave((base, amp): (f64, f64), t: i64, mult: i64, levels: i64) -> f64 {
 
 fn mem_at(c: &Ctr, t: i64) -> f64 {
     wave((c.mem_base, c.mem_amp), t, 37, 100).round()
+}
+
+fn kv_at(w: (f64, f64), t: i64) -> f64 {
+    wave(w, t, 11, 40)
 }
 
 fn gpu_used_at(g: &Gpu, t: i64) -> f64 {
@@ -779,6 +927,49 @@ fn check_usage(key: &ContainerKey, got: &Usage, want: &Usage) -> Vec<String> {
         got.memory_limit_bytes,
         want.memory_limit_bytes,
     );
+    // GPU sizing: within 3% of the values computed from the samples (the contract).
+    let within3 = |g: Option<f64>, w: Option<f64>| match (g, w) {
+        (None, None) => true,
+        (Some(g), Some(w)) => (g - w).abs() <= 0.03 * w.abs().max(1e-3),
+        _ => false,
+    };
+    let ea = |g: Option<GpuUtilization>| g.map(|g| [g.avg, g.p99]).unwrap_or([None; 2]);
+    let kv = |k: Option<KvCache>| k.map(|k| [k.p99, k.max]).unwrap_or([None; 2]);
+    for (what, g, w) in [
+        (
+            "engine avg",
+            ea(got.gpu_engine_active)[0],
+            ea(want.gpu_engine_active)[0],
+        ),
+        (
+            "engine p99",
+            ea(got.gpu_engine_active)[1],
+            ea(want.gpu_engine_active)[1],
+        ),
+        (
+            "kv p99",
+            kv(got.kv_cache_usage)[0],
+            kv(want.kv_cache_usage)[0],
+        ),
+        (
+            "kv max",
+            kv(got.kv_cache_usage)[1],
+            kv(want.kv_cache_usage)[1],
+        ),
+    ] {
+        if !within3(g, w) {
+            errs.push(format!("{key:?} {what}: got {g:?}, want {w:?}"));
+        }
+    }
+    if (&got.gpu_model, got.gpu_count, got.gpus_used)
+        != (&want.gpu_model, want.gpu_count, want.gpus_used)
+    {
+        errs.push(format!(
+            "{key:?} gpu model/count/used: got {:?}, want {:?}",
+            (&got.gpu_model, got.gpu_count, got.gpus_used),
+            (&want.gpu_model, want.gpu_count, want.gpus_used)
+        ));
+    }
     errs
 }
 
@@ -894,6 +1085,27 @@ fn the_cli_snapshot_and_live_modes_agree(prom: &Prometheus, cluster: &Cluster) {
     ]);
     assert_eq!(code, 0, "{stderr}");
     assert!(stderr.contains("container(s) with data"), "{stderr}");
+    // The snapshot file holds the GPU-sizing fields, as computed from the samples.
+    let snap = gpulint::metrics::snapshot::read(
+        &repo.path().join("snap.json"),
+        gpulint::metrics::snapshot::DEFAULT_MAX_BYTES,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let expected = cluster.expected();
+    let llm = ContainerKey {
+        namespace: "serve".into(),
+        kind: "Deployment".into(),
+        name: "llm".into(),
+        container: "vllm".into(),
+    };
+    let written = snap
+        .get(&llm)
+        .expect("the vLLM Deployment is in the snapshot");
+    assert_eq!(
+        check_usage(&llm, written, &expected[&llm]),
+        Vec::<String>::new()
+    );
+    assert_eq!((written.gpu_count, written.gpus_used), (Some(4), Some(3)));
     let (code_live, live, stderr) = run(&[
         ".",
         "--prometheus",
@@ -1030,6 +1242,31 @@ fn workloads_are_resolved_and_measured(prom: &Prometheus, cluster: &Cluster) {
         errs.join("\n"),
         got.notes
     );
+    // The GPU-sizing figures are there (not both missing): vLLM with 4 GPUs per pod, 3 busy in
+    // the busier pod, engine activity and the KV cache of both metric names.
+    let llm = ContainerKey {
+        namespace: "serve".into(),
+        kind: "Deployment".into(),
+        name: "llm".into(),
+        container: "vllm".into(),
+    };
+    let u = &got.usage.containers[&llm];
+    assert_eq!((u.gpu_count, u.gpus_used), (Some(4), Some(3)));
+    assert_eq!(u.gpu_model.as_deref(), Some("NVIDIA H100 80GB HBM3"));
+    assert!(u.gpu_engine_active.and_then(|e| e.p99).is_some(), "{u:?}");
+    assert!(u.kv_cache_usage.and_then(|k| k.p99).is_some(), "{u:?}");
+    eprintln!(
+        "vLLM measured: engine {:?}, KV cache {:?}",
+        u.gpu_engine_active, u.kv_cache_usage
+    );
+    let sgl = ContainerKey {
+        name: "sgl".into(),
+        container: "sglang".into(),
+        ..llm.clone()
+    };
+    let u = &got.usage.containers[&sgl];
+    assert_eq!((u.gpu_count, u.gpus_used), (Some(1), Some(1)));
+    assert!(u.kv_cache_usage.and_then(|k| k.max).is_some(), "{u:?}");
     let mut want_missing = vec![ghost, wrong_container];
     want_missing.sort();
     assert_eq!(got.missing, want_missing);

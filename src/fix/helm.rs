@@ -63,8 +63,12 @@ fn leaf_edits(engine: &HelmEngine, unit: &HelmUnit, f: &Finding) -> Result<Vec<L
     let fix = f.fix.as_ref().ok_or("no fix")?;
     let mut edits = Vec::new();
     for change in &fix.changes {
-        let FieldChange::Set { path, value } = change else {
-            return Err("a key rename cannot be made through values".into());
+        let (path, value) = match change {
+            FieldChange::Set { path, value } => (path, value),
+            FieldChange::Rename { path, to } => {
+                edits.push(key_edit(engine, unit, fix.document, path, to)?);
+                continue;
+            }
         };
         let origin = unit.origin(engine, fix.document, path).ok_or_else(|| {
             format!(
@@ -87,6 +91,60 @@ fn leaf_edits(engine: &HelmEngine, unit: &HelmUnit, f: &Finding) -> Result<Vec<L
         });
     }
     Ok(edits)
+}
+
+/// The edit that renames the values key behind the rendered key at `path` (GPU013 renames
+/// `nvidia.com/gpu` in a `resources` map the chart renders whole, `toYaml .Values.resources`):
+/// only when the values key is that same key, written in a values file, right before its value.
+fn key_edit(
+    engine: &HelmEngine,
+    unit: &HelmUnit,
+    document: usize,
+    path: &[super::edit::Segment],
+    to: &str,
+) -> Result<LeafEdit, String> {
+    let by_hand = || {
+        format!(
+            "{} is written by the chart's template, not by a values key; rename it to {to} there by hand",
+            display(path)
+        )
+    };
+    let Some(super::edit::Segment::Key(from)) = path.last() else {
+        return Err(by_hand());
+    };
+    let origin = unit.origin(engine, document, path).ok_or_else(by_hand)?;
+    if origin.key_path.last() != path.last() {
+        return Err(by_hand());
+    }
+    let text = std::fs::read_to_string(&origin.file)
+        .map_err(|e| format!("{}: {e}", origin.file.display()))?;
+    let (start, end, quote) =
+        key_before(&text, origin.node.span.start(), from).ok_or_else(by_hand)?;
+    Ok(LeafEdit {
+        file: origin.file.clone(),
+        edit: Edit {
+            start,
+            end,
+            content: format!("{quote}{to}{quote}"),
+        },
+    })
+}
+
+/// The byte range of the mapping key `key` written right before the value at `value_start`
+/// (`key: value`, `"key": value`), and its quote character (empty when plain).
+fn key_before(text: &str, value_start: usize, key: &str) -> Option<(usize, usize, &'static str)> {
+    let before = text.get(..value_start)?.trim_end();
+    let before = before.strip_suffix(':')?.trim_end_matches(' ');
+    for quote in ["", "\"", "'"] {
+        let written = format!("{quote}{key}{quote}");
+        if let Some(head) = before.strip_suffix(written.as_str()) {
+            // The key must start its token: after indentation, `{` or `,`.
+            if head.is_empty() || head.ends_with([' ', '\n', '{', ',', '\t']) {
+                return Some((head.len(), before.len(), quote));
+            }
+        }
+    }
+    None
 }
 
 fn display(path: &[super::edit::Segment]) -> String {

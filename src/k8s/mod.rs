@@ -1,6 +1,7 @@
 //! Kubernetes knowledge: quantities, GPU resource names, the workload catalogue and views.
 
 pub mod catalog;
+pub mod engine;
 pub mod gpu;
 pub mod podsets;
 pub mod quantity;

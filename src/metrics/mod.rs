@@ -1,5 +1,7 @@
 //! Measured usage: the snapshot file, the live Prometheus client, and the recommendation engine.
 
+pub mod gpu_queries;
+pub mod mig;
 pub mod prometheus;
 pub mod recommend;
 pub mod snapshot;

@@ -40,6 +40,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::Deserialize;
 
+use super::gpu_queries::{self, GpuQuery, PodGpu, WorkloadGpu};
 use super::usage::{ContainerKey, GpuMemory, GpuUtilization, Stats, Usage, UsageSet};
 
 /// Default per-request timeout.
@@ -253,6 +254,36 @@ pub fn collect(
         }
     }
 
+    // 2b. GPU sizing: per GPU, and the serving engines' KV cache joined by namespace and pod.
+    let mut kv_by_pod: HashMap<(String, String), PodGpu> = HashMap::new();
+    for g in GpuQuery::ALL {
+        for row in client.run(&plan, &Query::Gpu(g), &namespaces)? {
+            if g.per_pod() {
+                let pod = (
+                    row.effective("namespace").to_string(),
+                    row.effective("pod").to_string(),
+                );
+                kv_by_pod
+                    .entry(pod)
+                    .or_default()
+                    .add(g, &row.labels, row.value);
+            } else if let Some(pc) = row.pod_container() {
+                pods.entry(pc)
+                    .or_default()
+                    .gpu
+                    .add(g, &row.labels, row.value);
+            }
+        }
+    }
+    for (pc, acc) in pods.iter_mut() {
+        if let Some(kv) = kv_by_pod.get(&(pc.namespace.clone(), pc.pod.clone())) {
+            // The engine's metrics name the pod, not the container: they go to its GPU ones.
+            if acc.gpu.has_gpus() || acc.gpu_mem.iter().any(Option::is_some) {
+                acc.gpu.add_kv(kv);
+            }
+        }
+    }
+
     // 3. Pods -> workloads.
     let mut resolver = Resolver {
         owners: &owners,
@@ -385,10 +416,12 @@ impl Metric {
 enum Query {
     Owner(OwnerQuery),
     Metric(Metric),
+    /// GPU sizing (src/metrics/gpu_queries.rs).
+    Gpu(GpuQuery),
 }
 
 impl Query {
-    const ALL: [Query; 20] = [
+    const ALL: [Query; 24] = [
         Query::Owner(OwnerQuery::Pod),
         Query::Owner(OwnerQuery::ReplicaSet),
         Query::Owner(OwnerQuery::Job),
@@ -409,6 +442,10 @@ impl Query {
         Query::Metric(Metric::OomSeen),
         Query::Metric(Metric::OomCount),
         Query::Metric(Metric::MemLimit),
+        Query::Gpu(GpuQuery::PerGpuAvg),
+        Query::Gpu(GpuQuery::EngineP99),
+        Query::Gpu(GpuQuery::KvP99),
+        Query::Gpu(GpuQuery::KvMax),
     ];
 }
 
@@ -479,6 +516,7 @@ impl QueryPlan {
                 "max by (namespace, exported_namespace, job_name, owner_kind, owner_name) \
                  (max_over_time(kube_job_owner{{{user}}}[{w}]))"
             ),
+            Query::Gpu(g) => gpu_queries::promql(*g, &user, w, by),
             Query::Metric(m) => match m {
                 Metric::MemP50 => {
                     format!("max by ({by}) (quantile_over_time(0.5, {mem}[{w}]))")
@@ -1356,6 +1394,7 @@ struct PodAcc {
     oom_seen: Option<f64>,
     oom_count: Option<f64>,
     mem_limit: Option<f64>,
+    gpu: PodGpu,
 }
 
 const MIB: f64 = 1024.0 * 1024.0;
@@ -1402,6 +1441,7 @@ impl PodAcc {
             || self.cpu.iter().any(Option::is_some)
             || self.gpu_mem.iter().any(Option::is_some)
             || self.gpu_util.iter().any(Option::is_some)
+            || self.gpu.has_usage()
     }
 }
 
@@ -1420,6 +1460,7 @@ struct WorkloadAcc {
     mem_limit_killed: Option<f64>,
     mem_limit_any: Option<f64>,
     has_usage: bool,
+    gpu: WorkloadGpu,
 }
 
 impl WorkloadAcc {
@@ -1455,6 +1496,7 @@ impl WorkloadAcc {
             }
         }
         self.has_usage |= p.has_usage();
+        self.gpu.add(&p.gpu);
     }
 
     fn into_usage(self) -> Option<Usage> {
@@ -1472,36 +1514,38 @@ impl WorkloadAcc {
             (Some(f), Some(l)) if l >= f => Some(l - f),
             _ => None,
         };
-        Some(Usage {
-            samples: self.samples.map(|s| s.round().max(0.0) as u64),
-            history_seconds: history,
-            memory_bytes: stats(self.mem),
-            cpu_cores: stats(self.cpu),
-            gpu_memory_bytes: self
-                .gpu_mem
-                .iter()
-                .any(Option::is_some)
-                .then_some(GpuMemory {
-                    p99: self.gpu_mem[0],
-                    max: self.gpu_mem[1],
-                    capacity: self.gpu_mem[2],
-                }),
-            gpu_utilization: self
-                .gpu_util
-                .iter()
-                .any(Option::is_some)
-                .then_some(GpuUtilization {
-                    avg: self.gpu_util[0],
-                    p99: self.gpu_util[1],
-                }),
-            oom_kills: Some(self.oom_kills),
-            // The limit an OOM kill hit when there was one, else the largest limit. A limit of 0
-            // is "none"; no series at all means none either.
-            memory_limit_bytes: self
-                .mem_limit_killed
-                .or(self.mem_limit_any)
-                .filter(|l| *l > 0.0),
-        })
+        let mut usage =
+            Usage {
+                samples: self.samples.map(|s| s.round().max(0.0) as u64),
+                history_seconds: history,
+                memory_bytes: stats(self.mem),
+                cpu_cores: stats(self.cpu),
+                gpu_memory_bytes: self
+                    .gpu_mem
+                    .iter()
+                    .any(Option::is_some)
+                    .then_some(GpuMemory {
+                        p99: self.gpu_mem[0],
+                        max: self.gpu_mem[1],
+                        capacity: self.gpu_mem[2],
+                    }),
+                gpu_utilization: self.gpu_util.iter().any(Option::is_some).then_some(
+                    GpuUtilization {
+                        avg: self.gpu_util[0],
+                        p99: self.gpu_util[1],
+                    },
+                ),
+                oom_kills: Some(self.oom_kills),
+                // The limit an OOM kill hit when there was one, else the largest limit. A limit of 0
+                // is "none"; no series at all means none either.
+                memory_limit_bytes: self
+                    .mem_limit_killed
+                    .or(self.mem_limit_any)
+                    .filter(|l| *l > 0.0),
+                ..Usage::default()
+            };
+        self.gpu.apply(&mut usage);
+        Some(usage)
     }
 }
 
@@ -1593,7 +1637,7 @@ mod tests {
         let mut o = PrometheusOptions::new("http://prom:9090", "14d");
         o.selector = Some(r#"cluster="prod""#.into());
         let qs = planned_queries(&o).expect("valid options");
-        assert_eq!(qs.len(), 20);
+        assert_eq!(qs.len(), 24);
         for q in &qs {
             assert!(q.contains(r#"cluster="prod""#), "{q}");
             assert!(!q.contains("namespace=\""), "whole store: {q}");

@@ -98,6 +98,30 @@ pub struct Policy {
     /// `true`: requests = limits for CPU and memory on GPU containers (Guaranteed QoS).
     /// `false`: memory requests = limits, CPU limits left unset. Default true.
     pub guaranteed: bool,
+    /// An inference engine's KV cache is under pressure when its P99 usage reaches this.
+    /// Default 0.90.
+    pub kv_cache_pressure: f64,
+    /// How the cluster's GPU operator advertises MIG slices (GPU013's fix). Default `mixed`.
+    pub mig_strategy: MigStrategy,
+}
+
+/// The GPU operator's MIG strategy: `mixed` advertises `nvidia.com/mig-<profile>`, `single`
+/// keeps `nvidia.com/gpu` and tells slices apart by node label.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum MigStrategy {
+    #[default]
+    Mixed,
+    Single,
+}
+
+impl MigStrategy {
+    pub fn parse(s: &str) -> Option<MigStrategy> {
+        match s {
+            "mixed" => Some(MigStrategy::Mixed),
+            "single" => Some(MigStrategy::Single),
+            _ => None,
+        }
+    }
 }
 
 impl Default for Policy {
@@ -118,6 +142,8 @@ impl Default for Policy {
             gpu_underuse_threshold: 0.30,
             gpu_memory_pressure: 0.90,
             guaranteed: true,
+            kv_cache_pressure: 0.90,
+            mig_strategy: MigStrategy::Mixed,
         }
     }
 }
@@ -183,6 +209,7 @@ impl Policy {
             ("cpu_round_tolerance", self.cpu_round_tolerance),
             ("gpu_underuse_threshold", self.gpu_underuse_threshold),
             ("gpu_memory_pressure", self.gpu_memory_pressure),
+            ("kv_cache_pressure", self.kv_cache_pressure),
         ] {
             ratio(field, v, (0.0..=1.0).contains(&v), fraction)?;
         }
@@ -720,6 +747,7 @@ mod tests {
             gpu_utilization: None,
             oom_kills: None,
             memory_limit_bytes: None,
+            ..Usage::default()
         }
     }
 

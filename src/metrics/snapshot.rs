@@ -10,6 +10,8 @@
 //!    "cpu_cores": {"p50": 1.2, "p99": 3.4, "max": 5.0},
 //!    "gpu_memory_bytes": {"p99": 6.1e10, "max": 6.3e10, "capacity": 8.5e10},
 //!    "gpu_utilization": {"avg": 0.22, "p99": 0.71},
+//!    "gpu_model": "NVIDIA H100 80GB HBM3", "gpu_count": 1, "gpus_used": 1,
+//!    "gpu_engine_active": {"avg": 0.12, "p99": 0.41}, "kv_cache_usage": {"p99": 0.35, "max": 0.5},
 //!    "oom_kills": 1, "memory_limit_bytes": 3.4359738368e10}]}
 //! ```
 //!
@@ -26,7 +28,10 @@
 //! - Unknown keys are errors at every level (a typo would otherwise silently drop data).
 //! - Numbers are finite and non-negative; `samples` and `oom_kills` are integers.
 //! - Within a series `p50 <= p99 <= max`; for GPU memory `p99 <= max <= capacity`.
-//! - GPU utilisation (`avg`, `p99`) is a fraction in `0..=1`, not a percentage.
+//! - GPU utilisation and engine activity (`avg`, `p99`) and KV-cache usage (`p99`, `max`) are
+//!   fractions in `0..=1`, not percentages; `kv_cache_usage.p99 <= max`.
+//! - `gpu_model` is a non-empty string; `gpu_count` and `gpus_used` are integers, and
+//!   `gpus_used <= gpu_count`.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -39,7 +44,7 @@ use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
 use thiserror::Error;
 
-use super::usage::{ContainerKey, GpuMemory, GpuUtilization, Stats, Usage, UsageSet};
+use super::usage::{ContainerKey, GpuMemory, GpuUtilization, KvCache, Stats, Usage, UsageSet};
 
 /// The version [`write`] produces.
 pub const VERSION: u64 = 1;
@@ -612,6 +617,9 @@ impl ObjectShape for FileGpuMemory {
 impl ObjectShape for FileGpuUtilization {
     const EXPECTED: &'static str = EXPECT_GPU_UTILIZATION;
 }
+impl ObjectShape for FileKvCache {
+    const EXPECTED: &'static str = "an object with optional fractions p99 and max";
+}
 
 /// The document as [`write`] writes it ([`decode`] reads it entry by entry).
 #[derive(Serialize)]
@@ -668,6 +676,36 @@ struct FileContainer {
     oom_kills: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     memory_limit_bytes: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    gpu_model: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    gpu_count: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    gpus_used: Option<u64>,
+    #[serde(
+        default,
+        deserialize_with = "optional_object",
+        skip_serializing_if = "Option::is_none"
+    )]
+    gpu_engine_active: Option<FileGpuUtilization>,
+    #[serde(
+        default,
+        deserialize_with = "optional_object",
+        skip_serializing_if = "Option::is_none"
+    )]
+    kv_cache_usage: Option<FileKvCache>,
+}
+
+#[derive(Clone, Copy, Serialize, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "an object with optional fractions p99 and max"
+)]
+struct FileKvCache {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    p99: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    max: Option<f64>,
 }
 
 #[derive(Clone, Copy, Serialize, Deserialize)]
@@ -737,6 +775,17 @@ impl FileContainer {
             }),
             oom_kills: u.oom_kills,
             memory_limit_bytes: finite(u.memory_limit_bytes),
+            gpu_model: u.gpu_model.clone(),
+            gpu_count: u.gpu_count,
+            gpus_used: u.gpus_used,
+            gpu_engine_active: u.gpu_engine_active.map(|g| FileGpuUtilization {
+                avg: finite(g.avg),
+                p99: finite(g.p99),
+            }),
+            kv_cache_usage: u.kv_cache_usage.map(|k| FileKvCache {
+                p99: finite(k.p99),
+                max: finite(k.max),
+            }),
         }
     }
 }
@@ -916,10 +965,51 @@ impl Doc<'_> {
                 &[("p99", g.p99), ("max", g.max), ("capacity", g.capacity)],
             )?;
         }
-        if let Some(g) = c.gpu_utilization {
-            for (field, value) in [("avg", g.avg), ("p99", g.p99)] {
+        if c.gpu_model.as_deref() == Some("") {
+            return Err(check.error(
+                "gpu_model",
+                SnapshotErrorKind::EmptyField { field: "gpu_model" },
+            ));
+        }
+        if let (Some(used), Some(count)) = (c.gpus_used, c.gpu_count) {
+            if used > count {
+                return Err(check.error(
+                    "gpus_used",
+                    SnapshotErrorKind::AboveBound {
+                        field: "gpus_used".into(),
+                        value: used.to_string(),
+                        bound_field: "gpu_count".into(),
+                        bound: count.to_string(),
+                    },
+                ));
+            }
+        }
+        if let Some(k) = c.kv_cache_usage {
+            check.ordered("kv_cache_usage", &[("p99", k.p99), ("max", k.max)])?;
+        }
+        // Fractions in 0..=1: utilisation, engine activity, KV cache.
+        let fractions = [
+            (
+                "gpu_utilization",
+                c.gpu_utilization.map(|g| [g.avg, g.p99]),
+                ["avg", "p99"],
+            ),
+            (
+                "gpu_engine_active",
+                c.gpu_engine_active.map(|g| [g.avg, g.p99]),
+                ["avg", "p99"],
+            ),
+            (
+                "kv_cache_usage",
+                c.kv_cache_usage.map(|k| [k.p99, k.max]),
+                ["p99", "max"],
+            ),
+        ];
+        for (series, values, names) in fractions {
+            let Some(values) = values else { continue };
+            for (field, value) in names.into_iter().zip(values) {
                 if let Some(v) = value {
-                    let path = format!("gpu_utilization.{field}");
+                    let path = format!("{series}.{field}");
                     check.number(&path, v)?;
                     if v > 1.0 {
                         let value = check.literal(&path, v);
@@ -950,6 +1040,17 @@ impl Doc<'_> {
             }),
             oom_kills: c.oom_kills,
             memory_limit_bytes: c.memory_limit_bytes,
+            gpu_model: c.gpu_model,
+            gpu_count: c.gpu_count,
+            gpus_used: c.gpus_used,
+            gpu_engine_active: c.gpu_engine_active.map(|g| GpuUtilization {
+                avg: g.avg,
+                p99: g.p99,
+            }),
+            kv_cache_usage: c.kv_cache_usage.map(|k| KvCache {
+                p99: k.p99,
+                max: k.max,
+            }),
         };
         Ok((key, usage))
     }
@@ -1454,6 +1555,7 @@ mod tests {
                     }),
                     oom_kills: rng.maybe(kills),
                     memory_limit_bytes: rng.maybe(sorted[2]),
+                    ..Usage::default()
                 };
                 set.containers
                     .insert(key("ns", "Deployment", &format!("w{i}"), "c\"é"), usage);
@@ -1722,6 +1824,45 @@ mod tests {
         assert!(e
             .to_string()
             .contains("expected an object with optional numbers p99, max and capacity"));
+    }
+
+    #[test]
+    fn gpu_sizing_fields_round_trip_and_are_checked() {
+        let text = doc(
+            r#""gpu_model": "NVIDIA H100 80GB HBM3", "gpu_count": 8, "gpus_used": 4, "gpu_engine_active": {"avg": 0.12, "p99": 0.41}, "kv_cache_usage": {"p99": 0.35, "max": 0.5}"#,
+        );
+        let set = ok(&text);
+        let u = set.containers.values().next().cloned().unwrap_or_default();
+        assert_eq!(u.gpu_model.as_deref(), Some("NVIDIA H100 80GB HBM3"));
+        assert_eq!((u.gpu_count, u.gpus_used), (Some(8), Some(4)));
+        assert_eq!(u.gpu_engine_active.and_then(|g| g.p99), Some(0.41));
+        assert_eq!(u.kv_cache_usage.and_then(|k| k.max), Some(0.5));
+        assert_eq!(ok(&write(&set, "")), set);
+        for (body, want) in [
+            (
+                r#""gpu_count": 2, "gpus_used": 3"#,
+                "gpus_used (3) is above gpu_count (2)",
+            ),
+            (
+                r#""kv_cache_usage": {"p99": 0.6, "max": 0.5}"#,
+                "kv_cache_usage.p99 (0.6) is above max (0.5)",
+            ),
+            (
+                r#""kv_cache_usage": {"max": 35}"#,
+                "kv_cache_usage.max (35) is outside 0..=1",
+            ),
+            (
+                r#""gpu_engine_active": {"avg": 1.5}"#,
+                "gpu_engine_active.avg (1.5) is outside 0..=1",
+            ),
+            ("\"gpu_model\": \"\"", "`gpu_model` is empty"),
+            (r#""gpu_count": 1.5"#, "invalid type"),
+            (r#""kv_cache_usage": {"p50": 0.1}"#, "unknown field `p50`"),
+        ] {
+            let e = err(&doc(body)).to_string();
+            assert!(e.contains(want), "{body}: {e}");
+            assert!(e.starts_with("metrics.json:2:"), "{e}");
+        }
     }
 
     #[test]

@@ -51,6 +51,16 @@ pub struct GpuUtilization {
     pub p99: Option<f64>,
 }
 
+/// The serving engine's KV-cache usage as a fraction (0.0–1.0) of the cache it reserved.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KvCache {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p99: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<f64>,
+}
+
 /// What was measured for one workload container over the window.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -76,6 +86,21 @@ pub struct Usage {
     /// not measured, or the container had no limit. The OOM bump starts from it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_limit_bytes: Option<f64>,
+    /// DCGM's `modelName` label of the container's GPUs (`NVIDIA H100 80GB HBM3`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_model: Option<String>,
+    /// How many GPUs a pod of the container had (distinct GPU series per pod; the largest pod).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_count: Option<u64>,
+    /// How many of them were busy: average engine activity over the window at least 5%.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpus_used: Option<u64>,
+    /// `DCGM_FI_PROF_GR_ENGINE_ACTIVE` as a fraction (avg over the window, P99), the busiest GPU.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_engine_active: Option<GpuUtilization>,
+    /// The serving engine's KV-cache usage (vLLM, SGLang).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kv_cache_usage: Option<KvCache>,
 }
 
 impl Usage {
@@ -101,10 +126,22 @@ impl Usage {
             order(&mut g.max, g.capacity);
             order(&mut g.p99, g.max.or(g.capacity));
         }
-        if let Some(u) = &mut self.gpu_utilization {
+        for u in [&mut self.gpu_utilization, &mut self.gpu_engine_active]
+            .into_iter()
+            .flatten()
+        {
             for v in [&mut u.avg, &mut u.p99].into_iter().flatten() {
                 *v = v.clamp(0.0, 1.0);
             }
+        }
+        if let Some(k) = &mut self.kv_cache_usage {
+            for v in [&mut k.p99, &mut k.max].into_iter().flatten() {
+                *v = v.clamp(0.0, 1.0);
+            }
+            order(&mut k.p99, k.max);
+        }
+        if let (Some(used), Some(count)) = (self.gpus_used.as_mut(), self.gpu_count) {
+            *used = (*used).min(count);
         }
     }
 }

@@ -244,5 +244,9 @@ pub fn summary(run: &Run) -> String {
         line.push_str(&format!("; {} input error(s)", run.errors.len()));
     }
     line.push('\n');
+    let savings = crate::rules::savings::total(&run.findings);
+    if !savings.is_empty() {
+        line.push_str(&format!("GPU savings: {}\n", savings.describe()));
+    }
     line
 }

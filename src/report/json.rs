@@ -13,6 +13,7 @@ use super::location;
 use crate::k8s::workload::ObjectRef;
 use crate::lint::{InputError, Run};
 use crate::rules::headroom::Recommended;
+use crate::rules::savings::{self, Frees, Savings};
 use crate::rules::Severity;
 
 #[derive(Serialize)]
@@ -21,6 +22,9 @@ struct Report<'a> {
     #[serde(serialize_with = "findings")]
     findings: &'a Run,
     errors: &'a [InputError],
+    /// What the GPU verdicts free, added up (absent when nothing).
+    #[serde(skip_serializing_if = "Savings::is_empty")]
+    savings: Savings,
 }
 
 #[derive(Serialize)]
@@ -45,6 +49,18 @@ struct JsonFinding<'a> {
     render: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     recommended: Option<&'a Recommended>,
+    /// What following the finding frees (GPU verdicts).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    frees: Option<JsonFrees<'a>>,
+}
+
+#[derive(Serialize)]
+struct JsonFrees<'a> {
+    #[serde(flatten)]
+    frees: &'a Frees,
+    gpus: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    gpu_hours_per_week: Option<f64>,
 }
 
 /// The unsuppressed findings, as a sequence serialized one at a time.
@@ -79,6 +95,11 @@ fn findings<S: serde::Serializer>(run: &&Run, serializer: S) -> Result<S::Ok, S:
                         .and_then(|u| run.units.get(u))
                         .map(|u| u.name.as_str()),
                     recommended: f.recommended.as_ref(),
+                    frees: f.frees.as_ref().map(|frees| JsonFrees {
+                        frees,
+                        gpus: frees.gpus(),
+                        gpu_hours_per_week: frees.gpu_hours_per_week(),
+                    }),
                 }
             }),
     )
@@ -89,6 +110,7 @@ fn report(run: &Run) -> Report<'_> {
         version: 1,
         findings: run,
         errors: &run.errors,
+        savings: savings::total(&run.findings),
     }
 }
 

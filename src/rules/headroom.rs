@@ -17,7 +17,8 @@ use crate::source::yaml::ScalarStyle;
 /// The rules judged against measured usage: they need `--metrics`, `--prometheus` or a
 /// configured snapshot.
 pub const MEASURED_RULES: &[&str] = &[
-    "MEM001", "MEM002", "MEM003", "MEM004", "CPU001", "GPU010", "GPU011", "MET001",
+    "MEM001", "MEM002", "MEM003", "MEM004", "CPU001", "GPU010", "GPU011", "GPU013", "GPU014",
+    "GPU015", "MET001",
 ];
 
 /// The measured values a finding recommends; shown in messages and in the JSON output.
@@ -134,7 +135,7 @@ pub fn usage_key(w: &Workload, c: &Container, default_namespace: &str) -> Option
 }
 
 /// The measured usage of a container, if any.
-fn usage_of<'u>(cx: &Context<'u>, w: &Workload, c: &Container) -> Option<&'u Usage> {
+pub(crate) fn usage_of<'u>(cx: &Context<'u>, w: &Workload, c: &Container) -> Option<&'u Usage> {
     cx.usage
         .zip(usage_key(w, c, cx.default_namespace))
         .and_then(|(set, key)| set.get(&key))
@@ -444,6 +445,33 @@ fn check_gpu(c: &Container, usage: &Usage, cx: &Context, hits: &mut Vec<Hit>) {
             .help("request fewer GPUs, a MIG profile (nvidia.com/mig-1g.10gb …) or a time-sliced nvidia.com/gpu.shared")
             .container(c),
         );
+    }
+    // An engine that reserves GPU memory up front fills the framebuffer by design: its memory
+    // is judged by its KV cache (GPU015 says when that was not measured).
+    if let Some(e) = crate::k8s::engine::detect(c).filter(|e| e.preallocates.is_some()) {
+        let kv = usage.kv_cache_usage.and_then(|k| k.p99);
+        if let Some(p99) = kv.filter(|p| *p >= cx.policy.kv_cache_pressure) {
+            hits.push(
+                Hit::new(
+                    "GPU011",
+                    container_anchor(c),
+                    format!(
+                        "{} in GPU {} uses {:.0}% of its KV cache at P99 (at or above {:.0}%): requests queue or are preempted",
+                        e.name,
+                        container_label(c),
+                        p99 * 100.0,
+                        cx.policy.kv_cache_pressure * 100.0
+                    ),
+                    "KV cache pressure".into(),
+                )
+                .help(format!(
+                    "raise {}, add GPUs (tensor parallelism), or shorten --max-model-len",
+                    e.preallocates.as_deref().unwrap_or("the memory fraction")
+                ))
+                .container(c),
+            );
+        }
+        return;
     }
     if let Ok(Some(ratio)) = recommend::gpu_memory_pressure(usage, cx.policy) {
         hits.push(

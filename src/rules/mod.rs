@@ -5,10 +5,12 @@
 //! enablement, `--select`/`--ignore`, and the suppressions.
 
 mod gpu;
+mod gpu_sizing;
 pub mod headroom;
 mod kueue;
 mod qos;
 mod render;
+pub mod savings;
 mod schedule;
 mod shm;
 
@@ -268,6 +270,38 @@ pub static RULES: &[RuleInfo] =
             "GPU memory use near capacity at P99: CUDA out-of-memory risk"
         ),
         rule!(
+            "GPU012",
+            "gpu-parallelism-mismatch",
+            Error,
+            true,
+            Never,
+            "an engine's parallelism flags start more or fewer ranks than the container's GPUs"
+        ),
+        rule!(
+            "GPU013",
+            "gpu-mig-candidate",
+            Warning,
+            true,
+            Sometimes,
+            "a whole GPU whose measured memory and compute fit a MIG slice"
+        ),
+        rule!(
+            "GPU014",
+            "gpu-count-overprovisioned",
+            Warning,
+            true,
+            Never,
+            "fewer GPUs busy than requested over the whole window"
+        ),
+        rule!(
+            "GPU015",
+            "gpu-memory-preallocated",
+            Info,
+            true,
+            Never,
+            "an inference engine preallocates GPU memory: not judged by its framebuffer"
+        ),
+        rule!(
             "MET001",
             "usage-data-missing",
             Info,
@@ -320,6 +354,8 @@ pub struct Hit {
     pub fix: Option<Fix>,
     /// Measured values the finding recommends.
     pub recommended: Option<headroom::Recommended>,
+    /// What following the finding frees (GPUs per pod, pods).
+    pub frees: Option<savings::Frees>,
 }
 
 impl Hit {
@@ -333,7 +369,14 @@ impl Hit {
             container: None,
             fix: None,
             recommended: None,
+            frees: None,
         }
+    }
+
+    /// What following the finding frees: `gpus` per pod of `c`'s pods in `w`.
+    pub fn frees(mut self, gpus: f64, w: &Workload, c: &Container) -> Hit {
+        self.frees = savings::Frees::new(gpus, w, c);
+        self
     }
 
     pub fn recommended(mut self, r: headroom::Recommended) -> Hit {
@@ -383,6 +426,7 @@ pub struct Context<'a> {
 pub fn check_workload(cx: &Context, w: &Workload) -> Vec<Hit> {
     let mut hits = Vec::new();
     gpu::check(cx, w, &mut hits);
+    gpu_sizing::check(cx, w, &mut hits);
     qos::check(cx, w, &mut hits);
     shm::check(cx, w, &mut hits);
     kueue::check(cx, w, &mut hits);
@@ -425,6 +469,8 @@ pub struct Finding {
     pub container: Option<String>,
     pub fix: Option<Fix>,
     pub recommended: Option<headroom::Recommended>,
+    /// What following the finding frees.
+    pub frees: Option<savings::Frees>,
     pub suppression: Option<Suppression>,
     /// The render unit (index in the run's units) whose rendered object this finding is on;
     /// `None` for a plain file.
@@ -535,6 +581,64 @@ pub(crate) mod test_support {
                         }
                         let at = text[h.span.start()..h.span.end()].to_string();
                         out.push((h.rule.to_string(), at, h.message));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Every default-enabled rule with `usage` measured for every container named in `keys`
+    /// (namespace `default`): (rule, text at span, message, fix description).
+    pub fn run_measured(
+        text: &str,
+        usage: &[(&str, &str, &str, crate::metrics::usage::Usage)],
+        policy: &Policy,
+    ) -> Vec<(String, String, String, Option<String>)> {
+        let stream = Stream::parse(text);
+        assert_eq!(stream.error, None, "test YAML must parse");
+        let catalog = Catalog::builtin();
+        let names = GpuNames::default();
+        let mut set = UsageSet {
+            source: "test".into(),
+            ..UsageSet::default()
+        };
+        for (kind, name, container, u) in usage {
+            set.containers.insert(
+                crate::metrics::usage::ContainerKey {
+                    namespace: "default".into(),
+                    kind: kind.to_string(),
+                    name: name.to_string(),
+                    container: container.to_string(),
+                },
+                u.clone(),
+            );
+        }
+        let facts = RepoFacts::default();
+        let mut out = Vec::new();
+        for (document, doc) in stream.documents.iter().enumerate() {
+            let cx = Context {
+                gpu_names: &names,
+                facts: &facts,
+                kueue_required: false,
+                target: Target::local(text, document),
+                usage: Some(&set),
+                policy,
+                default_namespace: "default",
+            };
+            for obj in objects(doc) {
+                if let Some(w) = Workload::of(obj, &catalog) {
+                    for h in check_workload(&cx, &w) {
+                        if !rule(h.rule).is_some_and(|r| r.enabled_by_default) {
+                            continue;
+                        }
+                        let at = text[h.span.start()..h.span.end()].to_string();
+                        out.push((
+                            h.rule.to_string(),
+                            at,
+                            h.message,
+                            h.fix.map(|f| f.description),
+                        ));
                     }
                 }
             }

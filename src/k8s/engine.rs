@@ -1,0 +1,605 @@
+//! GPU programs in a container: which engine runs (vLLM, SGLang, TGI, TensorRT-LLM, Triton,
+//! torchrun), from its image and command line, and how many GPU ranks its flags start.
+//!
+//! The table is `rules/engines.yaml`. A command line is the container's `command` then `args`;
+//! a shell script (`sh -c "…"`) is split into words the way a POSIX shell would, without
+//! expanding anything: a `$VAR` or `{{ … }}` value stays unresolved and is never compared.
+
+use std::sync::OnceLock;
+
+use super::workload::Container;
+use crate::source::decode::{string_list, DecodeError, Fields};
+use crate::source::yaml::{Node, Stream};
+
+const BUILTIN: &str = include_str!("../../rules/engines.yaml");
+
+/// One row of `rules/engines.yaml`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Engine {
+    pub id: String,
+    pub name: String,
+    pub images: Vec<String>,
+    pub programs: Vec<String>,
+    pub modules: Vec<String>,
+    /// The flag that sets the reserved share of GPU memory, with its default; `None`: the
+    /// engine does not reserve GPU memory up front.
+    pub preallocates: Option<String>,
+    /// Factors of the rank count, each with its spellings.
+    pub parallelism: Vec<Vec<String>>,
+    pub env: Vec<String>,
+    pub skip_flags: Vec<String>,
+    pub per_pod: bool,
+    pub kv_cache_metrics: Vec<String>,
+}
+
+fn decode_engine(node: &Node) -> Result<Engine, DecodeError> {
+    let mut f = Fields::new(node, "an engine")?;
+    let mut e = Engine {
+        id: f.required_string("id")?,
+        name: f.required_string("name")?,
+        images: f.string_list("images")?,
+        programs: f.string_list("programs")?,
+        modules: f.string_list("modules")?,
+        preallocates: f.string("preallocates")?,
+        env: f.string_list("env")?,
+        skip_flags: f.string_list("skip_flags")?,
+        per_pod: f.bool("per_pod")?.unwrap_or(true),
+        kv_cache_metrics: f.string_list("kv_cache_metrics")?,
+        ..Engine::default()
+    };
+    for factor in f.seq("parallelism")?.unwrap_or_default() {
+        e.parallelism
+            .push(string_list(factor, "a parallelism factor")?);
+    }
+    f.finish()?;
+    Ok(e)
+}
+
+/// Decodes `{engines: [...]}`.
+pub fn decode(root: &Node) -> Result<Vec<Engine>, DecodeError> {
+    let mut f = Fields::new(root, "the engine table")?;
+    let engines = f
+        .seq("engines")?
+        .unwrap_or_default()
+        .iter()
+        .map(decode_engine)
+        .collect::<Result<Vec<_>, _>>()?;
+    f.finish()?;
+    Ok(engines)
+}
+
+/// The built-in table (a unit test keeps it valid).
+pub fn table() -> &'static [Engine] {
+    static TABLE: OnceLock<Vec<Engine>> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        let stream = Stream::parse(BUILTIN);
+        stream
+            .documents
+            .first()
+            .and_then(|d| decode(&d.root).ok())
+            .unwrap_or_default()
+    })
+}
+
+pub fn by_id(id: &str) -> Option<&'static Engine> {
+    table().iter().find(|e| e.id == id)
+}
+
+/// One word of a container's command line and the YAML scalar it was written in (the whole
+/// script for a word of a shell script).
+#[derive(Clone, Debug)]
+pub struct Word<'a> {
+    pub text: String,
+    pub node: &'a Node,
+}
+
+/// Shell control operators end a simple command; kept as words so that a program name is only
+/// recognised at the start of a command.
+const OPERATORS: &[&str] = &[";", "&&", "||", "|", "&", "\n", "(", ")"];
+
+fn is_shell(word: &str) -> bool {
+    let base = word.rsplit('/').next().unwrap_or(word);
+    matches!(base, "sh" | "bash" | "dash" | "ash" | "zsh" | "ksh")
+}
+
+/// `-c`, `-lc`, `-ec`, `-xec`…: the next word is a script.
+fn is_script_flag(word: &str) -> bool {
+    word.len() >= 2
+        && word.starts_with('-')
+        && !word.starts_with("--")
+        && word.ends_with('c')
+        && word[1..].bytes().all(|b| b.is_ascii_alphabetic())
+}
+
+/// Splits a shell script into words and operators, removing quotes and backslashes the way a
+/// POSIX shell does, expanding nothing (`$TP` stays `$TP`). Comments are dropped.
+pub fn split_shell(script: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut word = String::new();
+    // A word can be empty but quoted (`""`): track that one was started.
+    let mut started = false;
+    let mut chars = script.chars().peekable();
+    let flush = |word: &mut String, started: &mut bool, out: &mut Vec<String>| {
+        if *started {
+            out.push(std::mem::take(word));
+            *started = false;
+        }
+    };
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next() {
+                Some('\n') | None => {}
+                Some(n) => {
+                    word.push(n);
+                    started = true;
+                }
+            },
+            '\'' => {
+                started = true;
+                for n in chars.by_ref() {
+                    if n == '\'' {
+                        break;
+                    }
+                    word.push(n);
+                }
+            }
+            '"' => {
+                started = true;
+                while let Some(n) = chars.next() {
+                    match n {
+                        '"' => break,
+                        '\\' => match chars.peek() {
+                            Some(&e @ ('"' | '\\' | '$' | '`')) => {
+                                word.push(e);
+                                chars.next();
+                            }
+                            Some('\n') => {
+                                chars.next();
+                            }
+                            _ => word.push('\\'),
+                        },
+                        _ => word.push(n),
+                    }
+                }
+            }
+            '#' if !started => {
+                for n in chars.by_ref() {
+                    if n == '\n' {
+                        out.push("\n".into());
+                        break;
+                    }
+                }
+            }
+            ' ' | '\t' | '\r' => flush(&mut word, &mut started, &mut out),
+            '\n' | ';' | '(' | ')' => {
+                flush(&mut word, &mut started, &mut out);
+                out.push(c.to_string());
+            }
+            '&' | '|' => {
+                flush(&mut word, &mut started, &mut out);
+                if chars.peek() == Some(&c) {
+                    chars.next();
+                    out.push(format!("{c}{c}"));
+                } else {
+                    out.push(c.to_string());
+                }
+            }
+            _ => {
+                word.push(c);
+                started = true;
+            }
+        }
+    }
+    flush(&mut word, &mut started, &mut out);
+    out
+}
+
+/// The scalars of a list field (`command`, `args`); a single string is one word.
+fn list_items(node: Option<&Node>) -> Vec<&Node> {
+    match node {
+        Some(n) => match n.as_seq() {
+            Some(items) => items.iter().filter(|i| i.as_scalar().is_some()).collect(),
+            None if n.as_scalar().is_some() && !n.is_null() => vec![n],
+            None => Vec::new(),
+        },
+        None => Vec::new(),
+    }
+}
+
+/// The container's command line: `command` then `args`, with every `sh -c` script split.
+pub fn words<'a>(c: &Container<'a>) -> Vec<Word<'a>> {
+    let mut raw: Vec<&'a Node> = list_items(c.node.get("command"));
+    raw.extend(list_items(c.node.get("args")));
+    let mut out = Vec::new();
+    let mut shell = false;
+    let mut script_next = false;
+    for node in raw {
+        let text = node.text().unwrap_or_default();
+        if script_next {
+            out.extend(
+                split_shell(text)
+                    .into_iter()
+                    .map(|t| Word { text: t, node }),
+            );
+            out.push(Word {
+                text: "\n".into(),
+                node,
+            });
+            script_next = false;
+            continue;
+        }
+        if out.is_empty() && is_shell(text) {
+            shell = true;
+        } else if shell && is_script_flag(text) {
+            script_next = true;
+        }
+        out.push(Word {
+            text: text.to_string(),
+            node,
+        });
+    }
+    out
+}
+
+/// The image repository without registry-free noise: lower case, tag and digest removed.
+fn image_repository(image: &str) -> String {
+    let image = image.split('@').next().unwrap_or(image);
+    let repo = match image.rfind(':') {
+        Some(i) if !image[i..].contains('/') => &image[..i],
+        _ => image,
+    };
+    repo.to_ascii_lowercase()
+}
+
+/// Whether `i` starts a simple command (after an operator, `exec`, `nohup`, `env`, a
+/// `NAME=value` assignment or a Python interpreter).
+fn at_command_start(words: &[Word], i: usize) -> bool {
+    let mut j = i;
+    while j > 0 {
+        let prev = words[j - 1].text.as_str();
+        let base = prev.rsplit('/').next().unwrap_or(prev);
+        if OPERATORS.contains(&prev) {
+            return true;
+        }
+        let skip = matches!(base, "exec" | "nohup" | "env" | "time" | "then" | "do")
+            || base.starts_with("python")
+            || (prev.contains('=') && !prev.starts_with('-'))
+            || is_shell(prev)
+            || is_script_flag(prev);
+        if !skip {
+            return false;
+        }
+        j -= 1;
+    }
+    true
+}
+
+/// The engine a container runs: from its command line first (a program name or `python -m
+/// module`), then from its image.
+pub fn detect(c: &Container) -> Option<&'static Engine> {
+    detect_in(
+        table(),
+        &words(c),
+        c.node.get_str("image").unwrap_or_default(),
+    )
+}
+
+fn detect_in<'e>(table: &'e [Engine], words: &[Word], image: &str) -> Option<&'e Engine> {
+    for (i, w) in words.iter().enumerate() {
+        let base = w.text.rsplit('/').next().unwrap_or(&w.text);
+        let module = (i > 0 && words[i - 1].text == "-m").then_some(w.text.as_str());
+        for e in table {
+            if module.is_some_and(|m| e.modules.iter().any(|x| x == m)) {
+                return Some(e);
+            }
+            if e.programs.iter().any(|p| p == base) && at_command_start(words, i) {
+                return Some(e);
+            }
+        }
+    }
+    let repo = image_repository(image);
+    if repo.is_empty() {
+        return None;
+    }
+    table
+        .iter()
+        .find(|e| e.images.iter().any(|i| repo.contains(i.as_str())))
+}
+
+/// A factor of the rank count as written.
+#[derive(Clone, Debug)]
+pub struct Factor<'a> {
+    /// The flag as written (`--tensor-parallel-size`, `-tp`, `NUM_SHARD`).
+    pub flag: String,
+    /// The value as written.
+    pub value: String,
+    /// `Some(n)` for a whole number above zero; `None` for a value that is not one (a shell
+    /// variable, a template, `auto`).
+    pub count: Option<u64>,
+    /// Where it is written.
+    pub node: &'a Node,
+}
+
+/// The value of `flag` in `words`: `--flag N`, `--flag=N`. The last one wins, as in argparse.
+fn flag_value<'w, 'a>(words: &'w [Word<'a>], flag: &str) -> Option<(&'w str, &'a Node)> {
+    let mut found = None;
+    for (i, w) in words.iter().enumerate() {
+        if w.text == flag {
+            if let Some(next) = words.get(i + 1) {
+                if !OPERATORS.contains(&next.text.as_str()) {
+                    found = Some((next.text.as_str(), next.node));
+                }
+            }
+        } else if let Some(v) = w
+            .text
+            .strip_prefix(flag)
+            .and_then(|rest| rest.strip_prefix('='))
+        {
+            found = Some((v, w.node));
+        }
+    }
+    found
+}
+
+fn count_of(value: &str) -> Option<u64> {
+    let v = value.trim();
+    if v.is_empty() || !v.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    v.parse().ok().filter(|&n| n > 0)
+}
+
+/// The parallelism flags a container sets for its engine.
+#[derive(Clone, Debug, Default)]
+pub struct Parallelism<'a> {
+    pub factors: Vec<Factor<'a>>,
+    /// A flag in `skip_flags` is set: the factors do not count one pod's GPUs.
+    pub skip_flag: Option<String>,
+}
+
+impl Parallelism<'_> {
+    /// The rank count, when every factor is a number; `None` without factors.
+    pub fn ranks(&self) -> Option<u64> {
+        if self.factors.is_empty() {
+            return None;
+        }
+        self.factors
+            .iter()
+            .try_fold(1u64, |acc, f| acc.checked_mul(f.count?))
+    }
+
+    /// `--tensor-parallel-size=4 × --pipeline-parallel-size=2`, for messages.
+    pub fn describe(&self) -> String {
+        self.factors
+            .iter()
+            .map(|f| format!("{} {}", f.flag, f.value))
+            .collect::<Vec<_>>()
+            .join(" × ")
+    }
+}
+
+/// Reads the engine's parallelism flags (and environment variables) from a container.
+pub fn parallelism<'a>(engine: &Engine, c: &Container<'a>) -> Parallelism<'a> {
+    parallelism_in(engine, &words(c), c.node.get("env"))
+}
+
+fn parallelism_in<'a>(
+    engine: &Engine,
+    words: &[Word<'a>],
+    env: Option<&'a Node>,
+) -> Parallelism<'a> {
+    let mut out = Parallelism::default();
+    for spellings in &engine.parallelism {
+        // Several spellings of one factor: the last written one wins.
+        let mut best: Option<(usize, Factor<'a>)> = None;
+        for flag in spellings {
+            let Some((value, node)) = flag_value(words, flag) else {
+                continue;
+            };
+            let at = words
+                .iter()
+                .rposition(|w| w.text == *flag || w.text.starts_with(&format!("{flag}=")))
+                .unwrap_or(0);
+            if best.as_ref().is_none_or(|(b, _)| at >= *b) {
+                best = Some((
+                    at,
+                    Factor {
+                        flag: flag.clone(),
+                        value: value.to_string(),
+                        count: count_of(value),
+                        node,
+                    },
+                ));
+            }
+        }
+        if let Some((_, f)) = best {
+            out.factors.push(f);
+        }
+    }
+    for name in &engine.env {
+        let var = env
+            .and_then(Node::as_seq)
+            .unwrap_or_default()
+            .iter()
+            .find(|e| e.get_str("name") == Some(name.as_str()));
+        if let Some(value) = var.and_then(|v| v.get("value")) {
+            // A flag on the command line wins over the variable.
+            if out.factors.is_empty() {
+                let text = value.text().unwrap_or_default().to_string();
+                out.factors.push(Factor {
+                    flag: name.clone(),
+                    count: count_of(&text),
+                    value: text,
+                    node: value,
+                });
+            }
+        }
+    }
+    out.skip_flag = engine
+        .skip_flags
+        .iter()
+        .find(|f| flag_value(words, f).is_some() || words.iter().any(|w| w.text == **f))
+        .cloned();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::yaml::Stream;
+
+    #[test]
+    fn the_builtin_table_decodes() {
+        let stream = Stream::parse(BUILTIN);
+        let engines = decode(&stream.documents[0].root).expect("rules/engines.yaml is valid");
+        let ids: Vec<&str> = engines.iter().map(|e| e.id.as_str()).collect();
+        assert_eq!(
+            ids,
+            ["vllm", "sglang", "tgi", "trtllm", "triton", "torchrun"]
+        );
+        assert_eq!(table().len(), 6);
+        assert!(by_id("torchrun").is_some_and(|e| e.preallocates.is_none()));
+        assert!(by_id("vllm").is_some_and(|e| e.preallocates.is_some()));
+    }
+
+    #[test]
+    fn an_unknown_key_in_the_table_is_an_error() {
+        let stream = Stream::parse("engines:\n- id: x\n  name: X\n  imgs: [x]\n");
+        let e = decode(&stream.documents[0].root).unwrap_err();
+        assert!(e.message.contains("unknown key `imgs`"), "{}", e.message);
+    }
+
+    #[test]
+    fn shell_scripts_split_like_a_shell() {
+        assert_eq!(
+            split_shell(
+                "pip install x && exec vllm serve m --tensor-parallel-size=\"4\" -pp '2' # c\nnext"
+            ),
+            [
+                "pip",
+                "install",
+                "x",
+                "&&",
+                "exec",
+                "vllm",
+                "serve",
+                "m",
+                "--tensor-parallel-size=4",
+                "-pp",
+                "2",
+                "\n",
+                "next"
+            ]
+        );
+        assert_eq!(
+            split_shell("a \\\n  --tp $TP; b \"x\\\"y\" ''"),
+            ["a", "--tp", "$TP", ";", "b", "x\"y", ""]
+        );
+        assert_eq!(
+            split_shell("a|b||c&d"),
+            ["a", "|", "b", "||", "c", "&", "d"]
+        );
+    }
+
+    /// The words and the engine of the first container of a Pod manifest.
+    fn pod(containers: &str) -> Stream {
+        Stream::parse(&format!(
+            "apiVersion: v1\nkind: Pod\nmetadata: {{name: p}}\nspec:\n  containers:\n{containers}"
+        ))
+    }
+
+    fn with_container<R>(containers: &str, f: impl FnOnce(&Container) -> R) -> R {
+        let stream = pod(containers);
+        let catalog = crate::k8s::catalog::Catalog::builtin();
+        let objects = crate::k8s::workload::objects(&stream.documents[0]);
+        let w = crate::k8s::workload::Workload::of(objects[0].clone(), &catalog)
+            .expect("a Pod is a workload");
+        f(&w.containers[0])
+    }
+
+    fn ranks(containers: &str) -> (Option<String>, Option<u64>, String) {
+        with_container(containers, |c| {
+            let e = detect(c);
+            let p = e.map(|e| parallelism(e, c)).unwrap_or_default();
+            (e.map(|e| e.id.clone()), p.ranks(), p.describe())
+        })
+    }
+
+    #[test]
+    fn flags_are_read_in_every_spelling() {
+        // Separate words, `=`-joined, short forms, quoted YAML scalars.
+        assert_eq!(
+            ranks("  - name: a\n    image: vllm/vllm-openai:v0.10.0\n    args: [\"--model\", \"m\", \"--tensor-parallel-size\", \"4\", \"-pp=2\"]\n"),
+            (Some("vllm".into()), Some(8), "--tensor-parallel-size 4 × -pp 2".into())
+        );
+        assert_eq!(
+            ranks("  - name: a\n    image: docker.io/vllm/vllm-openai@sha256:abc\n    args: ['--tensor-parallel-size=2', '-tp', '4']\n"),
+            (Some("vllm".into()), Some(4), "-tp 4".into()),
+            "the last spelling written wins"
+        );
+        assert_eq!(
+            ranks("  - name: a\n    image: python:3.11\n    command: [python3, -m, sglang.launch_server]\n    args: [--tp, \"2\"]\n"),
+            (Some("sglang".into()), Some(2), "--tp 2".into())
+        );
+        assert_eq!(
+            ranks("  - name: a\n    image: ghcr.io/huggingface/text-generation-inference:3.0\n    env:\n    - {name: NUM_SHARD, value: \"2\"}\n"),
+            (Some("tgi".into()), Some(2), "NUM_SHARD 2".into())
+        );
+        assert_eq!(
+            ranks("  - name: a\n    image: pytorch/pytorch\n    command: [torchrun, --nproc_per_node=8, train.py]\n"),
+            (Some("torchrun".into()), Some(8), "--nproc_per_node 8".into())
+        );
+    }
+
+    #[test]
+    fn shell_strings_are_read() {
+        assert_eq!(
+            ranks("  - name: a\n    image: vllm/vllm-openai\n    command: [/bin/sh, -c]\n    args:\n    - |\n      set -e\n      exec vllm serve meta-llama/Llama-3.1-8B \\\n        --tensor-parallel-size \"2\" --max-model-len=8192\n"),
+            (Some("vllm".into()), Some(2), "--tensor-parallel-size 2".into())
+        );
+        // The program found in the script, not the image.
+        assert_eq!(
+            ranks("  - name: a\n    image: nvcr.io/nvidia/pytorch:24.05-py3\n    command: [bash, -lc, \"cd /w && torchrun --nnodes=2 --nproc-per-node 4 train.py\"]\n"),
+            (Some("torchrun".into()), Some(4), "--nproc-per-node 4".into())
+        );
+    }
+
+    #[test]
+    fn unresolved_and_non_numeric_values_give_no_count() {
+        for v in ["$(TP)", "${TP}", "auto", "gpu", "0", "{{ .Values.tp }}"] {
+            let (_, n, _) = ranks(&format!(
+                "  - name: a\n    image: vllm/vllm-openai\n    args: [\"--tensor-parallel-size={v}\"]\n"
+            ));
+            assert_eq!(n, None, "{v}");
+        }
+        // No flag: no count (the engine's default is not guessed).
+        assert_eq!(
+            ranks("  - name: a\n    image: vllm/vllm-openai\n    args: [--model, m]\n").1,
+            None
+        );
+    }
+
+    #[test]
+    fn a_program_name_counts_only_at_the_start_of_a_command() {
+        // `vllm` as a flag value is not the program.
+        assert_eq!(
+            ranks("  - name: a\n    image: busybox\n    args: [--served-model-name, vllm]\n").0,
+            None
+        );
+        assert_eq!(
+            ranks("  - name: a\n    image: busybox\n    command: [sh, -c, \"echo go; /usr/local/bin/vllm serve m -tp 2\"]\n"),
+            (Some("vllm".into()), Some(2), "-tp 2".into())
+        );
+    }
+
+    #[test]
+    fn skip_flags_are_noticed() {
+        with_container(
+            "  - name: a\n    image: lmsysorg/sglang\n    command: [python3, -m, sglang.launch_server, --tp, \"16\", --nnodes, \"2\"]\n",
+            |c| {
+                let e = detect(c).unwrap();
+                assert_eq!(parallelism(e, c).skip_flag.as_deref(), Some("--nnodes"));
+            },
+        );
+    }
+}

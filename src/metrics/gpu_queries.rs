@@ -1,0 +1,265 @@
+//! The GPU-sizing queries of `gpulint snapshot` / `--prometheus`: per-GPU engine activity (GPU
+//! count, busy GPUs, model), the P99 of engine activity, and the serving engine's KV-cache usage.
+//! Four fixed queries, whatever the number of workloads; `prometheus.rs` runs them with the
+//! others and folds their rows in here, per pod, then per workload.
+
+use std::collections::BTreeMap;
+
+use super::usage::{GpuUtilization, KvCache, Usage};
+
+/// A GPU is busy when its average engine activity over the window is at least this.
+pub const BUSY_THRESHOLD: f64 = 0.05;
+
+/// The KV-cache series of the serving engines (`rules/engines.yaml`), 0 to 1.
+const KV_CACHE_METRICS: &str =
+    "vllm:kv_cache_usage_perc|vllm:gpu_cache_usage_perc|sglang:token_usage";
+
+/// The label that says which signal a per-GPU row is (engine activity or utilisation).
+const SIGNAL: &str = "gpulint_signal";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GpuQuery {
+    /// Per GPU (UUID, gpu, modelName) and pod container: average engine activity, and average
+    /// utilisation / 100 as the fallback, told apart by `gpulint_signal`.
+    PerGpuAvg,
+    /// Per pod container: the P99 of engine activity, the busiest GPU.
+    EngineP99,
+    /// Per pod: the P99 of the KV-cache usage, the fullest engine.
+    KvP99,
+    /// Per pod: the max of the KV-cache usage.
+    KvMax,
+}
+
+impl GpuQuery {
+    pub const ALL: [GpuQuery; 4] = [
+        GpuQuery::PerGpuAvg,
+        GpuQuery::EngineP99,
+        GpuQuery::KvP99,
+        GpuQuery::KvMax,
+    ];
+
+    /// Whether the rows identify a pod only (no container label): joined by namespace and pod.
+    pub fn per_pod(self) -> bool {
+        matches!(self, GpuQuery::KvP99 | GpuQuery::KvMax)
+    }
+}
+
+/// The PromQL of `q`; `user` is the matchers to add (without braces), `w` the window, `by` the
+/// pod-container labels.
+pub fn promql(q: GpuQuery, user: &str, w: &str, by: &str) -> String {
+    let engine = format!("DCGM_FI_PROF_GR_ENGINE_ACTIVE{{{user}}}");
+    let util = format!("DCGM_FI_DEV_GPU_UTIL{{{user}}}");
+    let kv_matchers = if user.is_empty() {
+        format!("__name__=~\"{KV_CACHE_METRICS}\"")
+    } else {
+        format!("__name__=~\"{KV_CACHE_METRICS}\",{user}")
+    };
+    let kv = format!("{{{kv_matchers}}}");
+    let pod = "namespace, pod, exported_namespace, exported_pod";
+    match q {
+        GpuQuery::PerGpuAvg => format!(
+            "max by ({by}, UUID, gpu, modelName, {SIGNAL}) (\
+             label_replace(avg_over_time({engine}[{w}]), \"{SIGNAL}\", \"engine\", \"\", \"\") \
+             or label_replace(avg_over_time({util}[{w}]) / 100, \"{SIGNAL}\", \"util\", \"\", \"\"))"
+        ),
+        GpuQuery::EngineP99 => {
+            format!("max by ({by}) (quantile_over_time(0.99, {engine}[{w}]))")
+        }
+        GpuQuery::KvP99 => format!("max by ({pod}) (quantile_over_time(0.99, {kv}[{w}]))"),
+        GpuQuery::KvMax => format!("max by ({pod}) (max_over_time({kv}[{w}]))"),
+    }
+}
+
+fn fold_max(slot: &mut Option<f64>, v: f64) {
+    *slot = Some(slot.map_or(v, |c| c.max(v)));
+}
+
+/// One GPU of a pod container.
+#[derive(Clone, Debug, Default)]
+struct GpuSeen {
+    engine_avg: Option<f64>,
+    util_avg: Option<f64>,
+}
+
+impl GpuSeen {
+    /// The activity that decides "busy": engine activity, else utilisation.
+    fn activity(&self) -> Option<f64> {
+        self.engine_avg.or(self.util_avg)
+    }
+}
+
+/// GPU facts of one pod container.
+#[derive(Clone, Debug, Default)]
+pub struct PodGpu {
+    gpus: BTreeMap<String, GpuSeen>,
+    model: Option<String>,
+    engine_p99: Option<f64>,
+    kv: [Option<f64>; 2],
+}
+
+impl PodGpu {
+    /// Folds in one row of `q` (`labels` as Prometheus returned them).
+    pub fn add(&mut self, q: GpuQuery, labels: &BTreeMap<String, String>, value: f64) {
+        if !value.is_finite() {
+            return;
+        }
+        let label = |k: &str| labels.get(k).map(String::as_str).unwrap_or("");
+        match q {
+            GpuQuery::PerGpuAvg => {
+                // dcgm-exporter names a GPU by UUID; `gpu` (the index) where UUID is dropped.
+                let id = match (label("UUID"), label("gpu")) {
+                    ("", "") => return,
+                    ("", index) => format!("gpu{index}"),
+                    (uuid, _) => uuid.to_string(),
+                };
+                let seen = self.gpus.entry(id).or_default();
+                match label(SIGNAL) {
+                    "engine" => fold_max(&mut seen.engine_avg, value),
+                    _ => fold_max(&mut seen.util_avg, value),
+                }
+                let model = label("modelName");
+                if !model.is_empty() && self.model.is_none() {
+                    self.model = Some(model.to_string());
+                }
+            }
+            GpuQuery::EngineP99 => fold_max(&mut self.engine_p99, value),
+            GpuQuery::KvP99 => fold_max(&mut self.kv[0], value),
+            GpuQuery::KvMax => fold_max(&mut self.kv[1], value),
+        }
+    }
+
+    /// The pod-level KV-cache figures of `other` (a row without a container).
+    pub fn add_kv(&mut self, other: &PodGpu) {
+        for (d, s) in self.kv.iter_mut().zip(other.kv) {
+            if let Some(v) = s {
+                fold_max(d, v);
+            }
+        }
+    }
+
+    pub fn has_gpus(&self) -> bool {
+        !self.gpus.is_empty() || self.engine_p99.is_some()
+    }
+
+    pub fn has_usage(&self) -> bool {
+        self.has_gpus() || self.kv.iter().any(Option::is_some)
+    }
+}
+
+/// GPU facts of a workload container: the largest pod, the busiest GPU.
+#[derive(Clone, Debug, Default)]
+pub struct WorkloadGpu {
+    model: Option<String>,
+    count: Option<u64>,
+    used: Option<u64>,
+    engine: [Option<f64>; 2],
+    kv: [Option<f64>; 2],
+}
+
+impl WorkloadGpu {
+    pub fn add(&mut self, p: &PodGpu) {
+        if !p.gpus.is_empty() {
+            let count = p.gpus.len() as u64;
+            let busy = p
+                .gpus
+                .values()
+                .filter(|g| g.activity().is_some_and(|a| a >= BUSY_THRESHOLD))
+                .count() as u64;
+            self.count = Some(self.count.map_or(count, |c| c.max(count)));
+            self.used = Some(self.used.map_or(busy, |u| u.max(busy)));
+        }
+        for g in p.gpus.values() {
+            if let Some(v) = g.engine_avg {
+                fold_max(&mut self.engine[0], v);
+            }
+        }
+        if let Some(v) = p.engine_p99 {
+            fold_max(&mut self.engine[1], v);
+        }
+        for (d, s) in self.kv.iter_mut().zip(p.kv) {
+            if let Some(v) = s {
+                fold_max(d, v);
+            }
+        }
+        if self.model.is_none() {
+            self.model.clone_from(&p.model);
+        }
+    }
+
+    /// Writes the snapshot's GPU-sizing fields.
+    pub fn apply(self, u: &mut Usage) {
+        u.gpu_model = self.model;
+        u.gpu_count = self.count;
+        u.gpus_used = self.used;
+        u.gpu_engine_active = self
+            .engine
+            .iter()
+            .any(Option::is_some)
+            .then_some(GpuUtilization {
+                avg: self.engine[0],
+                p99: self.engine[1],
+            });
+        u.kv_cache_usage = self.kv.iter().any(Option::is_some).then_some(KvCache {
+            p99: self.kv[0],
+            max: self.kv[1],
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn busy_gpus_count_engine_activity_first() {
+        let mut pod = PodGpu::default();
+        let gpu = |uuid: &'static str, signal: &'static str| {
+            labels(&[
+                ("UUID", uuid),
+                ("modelName", "NVIDIA H100 80GB HBM3"),
+                (SIGNAL, signal),
+            ])
+        };
+        // GPU-a busy by engine activity; GPU-b idle by engine activity although its coarse
+        // utilisation says 40%; GPU-c only has utilisation, 3%: idle.
+        pod.add(GpuQuery::PerGpuAvg, &gpu("GPU-a", "engine"), 0.31);
+        pod.add(GpuQuery::PerGpuAvg, &gpu("GPU-b", "engine"), 0.01);
+        pod.add(GpuQuery::PerGpuAvg, &gpu("GPU-b", "util"), 0.40);
+        pod.add(GpuQuery::PerGpuAvg, &gpu("GPU-c", "util"), 0.03);
+        pod.add(GpuQuery::PerGpuAvg, &labels(&[(SIGNAL, "engine")]), 0.9);
+        pod.add(GpuQuery::EngineP99, &labels(&[]), 0.55);
+        let mut w = WorkloadGpu::default();
+        w.add(&pod);
+        let mut u = Usage::default();
+        w.apply(&mut u);
+        assert_eq!(u.gpu_count, Some(3));
+        assert_eq!(u.gpus_used, Some(1));
+        assert_eq!(u.gpu_model.as_deref(), Some("NVIDIA H100 80GB HBM3"));
+        assert_eq!(
+            u.gpu_engine_active,
+            Some(GpuUtilization {
+                avg: Some(0.31),
+                p99: Some(0.55)
+            })
+        );
+        assert_eq!(u.kv_cache_usage, None);
+    }
+
+    #[test]
+    fn the_queries_are_fixed_and_carry_the_selector() {
+        let q = promql(GpuQuery::KvP99, "cluster=\"prod\"", "14d", "pod");
+        assert_eq!(
+            q,
+            "max by (namespace, pod, exported_namespace, exported_pod) (quantile_over_time(0.99, {__name__=~\"vllm:kv_cache_usage_perc|vllm:gpu_cache_usage_perc|sglang:token_usage\",cluster=\"prod\"}[14d]))"
+        );
+        assert!(promql(GpuQuery::PerGpuAvg, "", "14d", "pod")
+            .contains("DCGM_FI_PROF_GR_ENGINE_ACTIVE{}[14d]"));
+    }
+}

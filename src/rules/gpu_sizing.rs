@@ -1,0 +1,689 @@
+//! GPU012–GPU015: the GPU itself sized. GPU012 (static) compares an engine's parallelism flags
+//! with the container's GPU count. With measurements: GPU013 recommends a MIG slice instead of a
+//! whole GPU, GPU014 fewer GPUs when some sat idle, GPU015 says an engine that preallocates
+//! GPU memory was not judged by its framebuffer. Engines come from `rules/engines.yaml`, MIG
+//! profiles from `rules/mig-profiles.yaml`.
+
+use super::gpu::{judge, Judged};
+use super::headroom::usage_of;
+use super::{container_label, Context, Hit};
+use crate::fix::resources::rename_resource;
+use crate::k8s::engine::{self, Engine, Parallelism};
+use crate::k8s::workload::{Container, Workload};
+use crate::metrics::mig::{self, NoFit};
+use crate::metrics::recommend::MigStrategy;
+use crate::metrics::usage::Usage;
+
+/// The whole-GPU resource a MIG slice replaces.
+const WHOLE_GPU: &str = "nvidia.com/gpu";
+
+/// Kinds whose pods together run one engine instance (ranks across pods): an engine whose
+/// parallelism counts all ranks (vLLM, SGLang, TensorRT-LLM) is not compared per pod there.
+const MULTI_NODE_KINDS: &[&str] = &[
+    "LeaderWorkerSet",
+    "RayCluster",
+    "RayService",
+    "RayJob",
+    "JobSet",
+    "PyTorchJob",
+    "MPIJob",
+    "TrainJob",
+];
+
+/// The number of GPU devices a container gets: the sum of its known GPU resources in limits
+/// (else requests). `None` when a count is not a whole number (a placeholder, an error that
+/// GPU003/GPU005 report) or there is none.
+pub(crate) fn gpu_count(cx: &Context, c: &Container) -> Option<u64> {
+    let r = &c.resources;
+    let side = if r.limits.entries.is_empty() {
+        &r.requests
+    } else {
+        &r.limits
+    };
+    let mut total = 0u64;
+    let mut any = false;
+    for q in &side.entries {
+        if cx.gpu_names.classify(q.name) != crate::k8s::gpu::GpuName::Known {
+            continue;
+        }
+        let Judged::Valid(v) = judge(q.value) else {
+            return None;
+        };
+        let n = u64::try_from(v.as_whole_i128()?).ok()?;
+        total = total.checked_add(n)?;
+        any = true;
+    }
+    any.then_some(total)
+}
+
+/// Whole GPUs requested as `nvidia.com/gpu` (the resource a MIG slice replaces).
+fn whole_gpus(c: &Container) -> Option<u64> {
+    let q = c
+        .resources
+        .limits
+        .get(WHOLE_GPU)
+        .or(c.resources.requests.get(WHOLE_GPU))?;
+    match judge(q.value) {
+        Judged::Valid(v) => u64::try_from(v.as_whole_i128()?).ok(),
+        _ => None,
+    }
+}
+
+fn uses_mig(c: &Container) -> bool {
+    let r = &c.resources;
+    r.limits
+        .entries
+        .iter()
+        .chain(&r.requests.entries)
+        .any(|q| q.name.starts_with("nvidia.com/mig-"))
+}
+
+/// Ranks of a container's engine per pod, when its flags say so and they count per pod here.
+fn ranks_per_pod<'a>(w: &Workload, engine: &Engine, p: &Parallelism<'a>) -> Option<u64> {
+    if p.skip_flag.is_some()
+        || (!engine.per_pod && MULTI_NODE_KINDS.contains(&w.object.id.kind.as_str()))
+    {
+        return None;
+    }
+    p.ranks()
+}
+
+pub fn check(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {
+    for c in w.containers.iter().filter(|c| !c.init && c.spark.is_none()) {
+        let engine = engine::detect(c);
+        if let Some(e) = engine {
+            check_parallelism(cx, w, c, e, hits);
+        }
+        if let Some(usage) = usage_of(cx, w, c) {
+            if super::is_gpu_container(cx, c) {
+                check_measured(cx, w, c, engine, usage, hits);
+            }
+        }
+    }
+}
+
+/// GPU012: ranks started by the flags vs the container's GPUs.
+fn check_parallelism(cx: &Context, w: &Workload, c: &Container, e: &Engine, hits: &mut Vec<Hit>) {
+    let p = engine::parallelism(e, c);
+    let (Some(ranks), Some(gpus)) = (ranks_per_pod(w, e, &p), gpu_count(cx, c)) else {
+        return;
+    };
+    if ranks == gpus || gpus == 0 {
+        return;
+    }
+    let Some(first) = p.factors.first() else {
+        return;
+    };
+    let who = container_label(c);
+    let flags = p.describe();
+    let (consequence, label) = if ranks > gpus {
+        (
+            "more ranks than GPUs: it fails at start".to_string(),
+            format!("{ranks} ranks, {gpus} GPUs"),
+        )
+    } else {
+        (
+            format!("{} GPU(s) sit idle", gpus - ranks),
+            format!("{ranks} ranks, {gpus} GPUs"),
+        )
+    };
+    let mut hit = Hit::new(
+        "GPU012",
+        first.node.span,
+        format!(
+            "{} in {who} starts {ranks} rank(s) ({flags}) on {gpus} GPU(s): {consequence}",
+            e.name
+        ),
+        label,
+    )
+    .help(format!(
+        "make the product of the parallelism flags equal the GPUs of the pod ({gpus}), or request {ranks} GPU(s)"
+    ))
+    .container(c);
+    if ranks < gpus {
+        hit = hit.frees((gpus - ranks) as f64, w, c);
+    }
+    hits.push(hit);
+}
+
+fn percent(v: f64) -> String {
+    format!("{:.0}%", v * 100.0)
+}
+
+fn gb(bytes: f64) -> String {
+    format!("{:.1} GB", bytes / 1e9)
+}
+
+fn check_measured(
+    cx: &Context,
+    w: &Workload,
+    c: &Container,
+    engine: Option<&Engine>,
+    usage: &Usage,
+    hits: &mut Vec<Hit>,
+) {
+    let preallocating = engine.filter(|e| e.preallocates.is_some());
+    if let Some(e) = preallocating {
+        if usage.kv_cache_usage.and_then(|k| k.p99).is_none() && usage.gpu_memory_bytes.is_some() {
+            hits.push(not_judged(c, e));
+        }
+    }
+    check_count(cx, w, c, engine, usage, hits);
+    check_mig(cx, w, c, preallocating, usage, hits);
+}
+
+/// GPU015: an engine that reserves GPU memory up front without KV-cache measurements.
+fn not_judged(c: &Container, e: &Engine) -> Hit {
+    let flag = e.preallocates.as_deref().unwrap_or_default();
+    let metrics = if e.kv_cache_metrics.is_empty() {
+        "it exports no KV-cache metric gpulint reads".to_string()
+    } else {
+        format!(
+            "no KV-cache usage ({}) was measured",
+            e.kv_cache_metrics.join(", ")
+        )
+    };
+    Hit::new(
+        "GPU015",
+        super::container_anchor(c),
+        format!(
+            "not judged: {} in {} preallocates GPU memory ({flag}), so its framebuffer use says nothing about its need, and {metrics}",
+            e.name,
+            container_label(c)
+        ),
+        "engine preallocates GPU memory".into(),
+    )
+    .help("scrape the engine's /metrics endpoint so that the snapshot has kv_cache_usage; GPU memory pressure and MIG sizing are then judged from the KV cache")
+    .container(c)
+}
+
+/// GPU014: fewer GPUs busy than requested, for the whole window.
+fn check_count(
+    cx: &Context,
+    w: &Workload,
+    c: &Container,
+    engine: Option<&Engine>,
+    usage: &Usage,
+    hits: &mut Vec<Hit>,
+) {
+    let (Some(requested), Some(used)) = (gpu_count(cx, c), usage.gpus_used) else {
+        return;
+    };
+    if used >= requested || requested < 2 {
+        return;
+    }
+    let Some(q) = c
+        .resources
+        .limits
+        .entries
+        .iter()
+        .chain(&c.resources.requests.entries)
+        .find(|q| cx.gpu_names.is_gpu(q.name))
+    else {
+        return;
+    };
+    let flags = engine
+        .map(|e| engine::parallelism(e, c))
+        .filter(|p| !p.factors.is_empty())
+        .map(|p| format!("; change {} with it", p.describe()))
+        .unwrap_or_else(|| {
+            "; no parallelism flag was found: check how the program picks its GPUs".into()
+        });
+    let who = container_label(c);
+    let keep = used.max(1);
+    hits.push(
+        Hit::new(
+            "GPU014",
+            q.value.span,
+            format!(
+                "{who} has {requested} GPUs, {used} busy over the window (average engine activity at least 5%): request {keep}, which frees {} GPU(s) per pod{flags}",
+                requested - keep
+            ),
+            format!("{requested} GPUs, {used} busy"),
+        )
+        .help("not fixed automatically: the parallelism flags must change with the GPU count")
+        .container(c)
+        .frees((requested - keep) as f64, w, c),
+    );
+}
+
+/// GPU013: one whole GPU whose measured use fits a MIG slice.
+fn check_mig(
+    cx: &Context,
+    w: &Workload,
+    c: &Container,
+    preallocating: Option<&Engine>,
+    usage: &Usage,
+    hits: &mut Vec<Hit>,
+) {
+    if uses_mig(c) || whole_gpus(c) != Some(1) || usage.gpu_count.is_some_and(|n| n > 1) {
+        return;
+    }
+    let (Some(model), Some(p99)) = (
+        usage.gpu_model.as_deref(),
+        usage.gpu_memory_bytes.and_then(|g| g.p99),
+    ) else {
+        return;
+    };
+    // An engine's framebuffer is its reservation: without KV-cache measurements, no advice.
+    let kv = usage.kv_cache_usage.and_then(|k| k.p99);
+    if preallocating.is_some() && kv.is_none() {
+        return;
+    }
+    // The precise signal first; DCGM_FI_DEV_GPU_UTIL counts any kernel time, so it can only
+    // overstate the compute need.
+    let (compute, compute_series) = match usage.gpu_engine_active.and_then(|g| g.p99) {
+        Some(v) => (Some(v), "engine activity"),
+        None => (usage.gpu_utilization.and_then(|g| g.p99), "GPU utilisation"),
+    };
+    let fit = match mig::choose(model, p99, cx.policy.memory_margin, compute) {
+        Ok(fit) => fit,
+        Err(NoFit::NotMigCapable(_) | NoFit::ComputeUnknown | NoFit::TooBig) => return,
+    };
+    let who = container_label(c);
+    let profile = &fit.profile.name;
+    let resource = format!("nvidia.com/mig-{profile}");
+    let engine_note = match (preallocating, kv) {
+        (Some(e), Some(kv)) => format!(
+            " ({} preallocates: sized from its whole reservation, with its KV cache at {} at P99)",
+            e.name,
+            percent(kv)
+        ),
+        _ => String::new(),
+    };
+    let uses = format!(
+        "uses {} of GPU memory at P99 ({} with the {} margin) and {} {compute_series} at P99",
+        gb(p99),
+        gb(fit.memory_needed),
+        percent(cx.policy.memory_margin),
+        percent(fit.compute_needed)
+    );
+    let (change, fix) = match cx.policy.mig_strategy {
+        MigStrategy::Mixed => (
+            format!("request `{resource}: 1` instead of `{WHOLE_GPU}: 1`"),
+            rename_resource(&cx.target, c, WHOLE_GPU, &resource),
+        ),
+        MigStrategy::Single => (
+            format!(
+                "under the `single` MIG strategy keep `{WHOLE_GPU}: 1` and select nodes partitioned as {profile} (label `nvidia.com/gpu.product` ending in `-MIG-{profile}`)"
+            ),
+            None,
+        ),
+    };
+    hits.push(
+        Hit::new(
+            "GPU013",
+            c.resources
+                .limits
+                .get(WHOLE_GPU)
+                .or(c.resources.requests.get(WHOLE_GPU))
+                .map_or_else(|| super::container_anchor(c), |q| q.key.span),
+            format!(
+                "{who} holds a whole {} but {uses}{engine_note}: MIG {profile} fits and frees {} of the GPU; {change}",
+                fit.model.name, fit.frees
+            ),
+            format!("fits MIG {profile}"),
+        )
+        .help("a MIG slice has its own memory and compute; the node's GPU must be partitioned with this profile (GPU operator MIG manager, nvidia.com/mig.config)")
+        .container(c)
+        .with_fix(fix)
+        .frees(fit.frees.value(), w, c),
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::metrics::recommend::{MigStrategy, Policy};
+    use crate::metrics::usage::{GpuMemory, GpuUtilization, KvCache, Usage};
+    use crate::rules::test_support::{rules_hit, run_measured};
+
+    const GB: f64 = 1e9;
+
+    /// A measured container on an H100 80GB: `fb` GB at P99, `engine` activity at P99.
+    fn h100(fb: f64, engine: Option<f64>, kv: Option<f64>) -> Usage {
+        Usage {
+            samples: Some(20_000),
+            history_seconds: Some(14.0 * 86400.0),
+            gpu_model: Some("NVIDIA H100 80GB HBM3".into()),
+            gpu_count: Some(1),
+            gpus_used: Some(1),
+            gpu_memory_bytes: Some(GpuMemory {
+                p99: Some(fb * GB),
+                max: Some(fb * GB),
+                capacity: Some(80.0 * GB),
+            }),
+            gpu_engine_active: engine.map(|e| GpuUtilization {
+                avg: Some(e / 2.0),
+                p99: Some(e),
+            }),
+            gpu_utilization: Some(GpuUtilization {
+                avg: Some(0.5),
+                p99: Some(0.9),
+            }),
+            kv_cache_usage: kv.map(|k| KvCache {
+                p99: Some(k),
+                max: Some(k),
+            }),
+            ..Usage::default()
+        }
+    }
+
+    fn one_gpu(name: &str, image: &str, args: &str, gpu: &str) -> String {
+        deployment(&format!("      - name: {name}\n        image: {image}\n        args: {args}\n        resources:\n          limits: {{{gpu}, cpu: 8, memory: 64Gi}}\n          requests: {{{gpu}, cpu: 8, memory: 64Gi}}\n"))
+    }
+
+    fn measured(
+        text: &str,
+        container: &str,
+        u: Usage,
+        policy: &Policy,
+    ) -> Vec<(String, String, String, Option<String>)> {
+        run_measured(text, &[("Deployment", "llm", container, u)], policy)
+            .into_iter()
+            .filter(|h| h.0.starts_with("GPU01") && h.0 != "GPU010")
+            .collect()
+    }
+
+    #[test]
+    fn a_whole_gpu_that_fits_a_slice_is_gpu013_with_an_unsafe_rename() {
+        let text = one_gpu(
+            "embed",
+            "ghcr.io/example/embedder:1",
+            "[serve]",
+            "nvidia.com/gpu: 1",
+        );
+        let hits = measured(
+            &text,
+            "embed",
+            h100(8.0, Some(0.1), None),
+            &Policy::default(),
+        );
+        assert_eq!(hits.len(), 1, "{hits:?}");
+        let (rule, at, message, fix) = &hits[0];
+        assert_eq!((rule.as_str(), at.as_str()), ("GPU013", "nvidia.com/gpu"));
+        // 8 GB × 1.15 = 9.2 GB fits 1g.10gb; 10% compute fits 1/7.
+        assert!(message.contains("uses 8.0 GB of GPU memory at P99 (9.2 GB with the 15% margin) and 10% engine activity at P99"), "{message}");
+        assert!(
+            message.contains("MIG 1g.10gb fits and frees 6/7 of the GPU"),
+            "{message}"
+        );
+        assert!(
+            message.contains("request `nvidia.com/mig-1g.10gb: 1` instead of `nvidia.com/gpu: 1`"),
+            "{message}"
+        );
+        assert_eq!(
+            fix.as_deref(),
+            Some("rename nvidia.com/gpu -> nvidia.com/mig-1g.10gb")
+        );
+    }
+
+    #[test]
+    fn the_single_strategy_gets_advice_and_no_fix() {
+        let text = one_gpu(
+            "embed",
+            "ghcr.io/example/embedder:1",
+            "[serve]",
+            "nvidia.com/gpu: 1",
+        );
+        let policy = Policy {
+            mig_strategy: MigStrategy::Single,
+            ..Policy::default()
+        };
+        let hits = measured(&text, "embed", h100(8.0, Some(0.1), None), &policy);
+        assert_eq!(hits.len(), 1, "{hits:?}");
+        assert!(
+            hits[0]
+                .2
+                .contains("under the `single` MIG strategy keep `nvidia.com/gpu: 1`"),
+            "{}",
+            hits[0].2
+        );
+        assert_eq!(hits[0].3, None);
+    }
+
+    #[test]
+    fn no_slice_is_recommended_when_it_would_not_fit_or_cannot_be_judged() {
+        let text = one_gpu(
+            "embed",
+            "ghcr.io/example/embedder:1",
+            "[serve]",
+            "nvidia.com/gpu: 1",
+        );
+        // 41 GB is above the 4g.40gb profile.
+        assert_eq!(
+            measured(
+                &text,
+                "embed",
+                h100(36.0, Some(0.1), None),
+                &Policy::default()
+            ),
+            []
+        );
+        // Compute too high for anything below 7g.
+        assert_eq!(
+            measured(
+                &text,
+                "embed",
+                h100(5.0, Some(0.9), None),
+                &Policy::default()
+            ),
+            []
+        );
+        // Engine activity not measured: the coarse utilisation (P99 90%) stands in, and is too high.
+        assert_eq!(
+            measured(&text, "embed", h100(5.0, None, None), &Policy::default()),
+            []
+        );
+        // A model without MIG.
+        let l4 = Usage {
+            gpu_model: Some("NVIDIA L4".into()),
+            ..h100(5.0, Some(0.1), None)
+        };
+        assert_eq!(measured(&text, "embed", l4, &Policy::default()), []);
+        // MIG already in use.
+        let mig = one_gpu(
+            "embed",
+            "ghcr.io/example/embedder:1",
+            "[serve]",
+            "nvidia.com/mig-3g.40gb: 1",
+        );
+        assert_eq!(
+            measured(
+                &mig,
+                "embed",
+                h100(5.0, Some(0.1), None),
+                &Policy::default()
+            ),
+            []
+        );
+    }
+
+    #[test]
+    fn engine_activity_unknown_falls_back_to_utilisation() {
+        let text = one_gpu(
+            "embed",
+            "ghcr.io/example/embedder:1",
+            "[serve]",
+            "nvidia.com/gpu: 1",
+        );
+        let u = Usage {
+            gpu_utilization: Some(GpuUtilization {
+                avg: Some(0.1),
+                p99: Some(0.25),
+            }),
+            ..h100(8.0, None, None)
+        };
+        let hits = measured(&text, "embed", u, &Policy::default());
+        assert_eq!(hits.len(), 1, "{hits:?}");
+        assert!(
+            hits[0].2.contains("25% GPU utilisation at P99"),
+            "{}",
+            hits[0].2
+        );
+        assert!(hits[0].2.contains("MIG 2g.20gb"), "{}", hits[0].2);
+    }
+
+    #[test]
+    fn a_preallocating_engine_is_judged_by_its_kv_cache() {
+        let text = one_gpu(
+            "vllm",
+            "vllm/vllm-openai:v0.10.0",
+            "[--model, m]",
+            "nvidia.com/gpu: 1",
+        );
+        // 92% framebuffer, 35% KV cache: no pressure, no MIG (the reservation does not fit).
+        let hits = measured(
+            &text,
+            "vllm",
+            h100(73.6, Some(0.3), Some(0.35)),
+            &Policy::default(),
+        );
+        assert_eq!(hits, []);
+        // Without KV-cache usage: not judged (GPU015), and no MIG advice.
+        let hits = measured(
+            &text,
+            "vllm",
+            h100(73.6, Some(0.3), None),
+            &Policy::default(),
+        );
+        let rules: Vec<&str> = hits.iter().map(|h| h.0.as_str()).collect();
+        assert_eq!(rules, ["GPU015"]);
+        assert!(hits[0].2.contains("vLLM in container `vllm` preallocates GPU memory (--gpu-memory-utilization (default 0.9))"), "{}", hits[0].2);
+        let hits = measured(
+            &text,
+            "vllm",
+            h100(8.0, Some(0.1), None),
+            &Policy::default(),
+        );
+        assert_eq!(
+            hits.iter().map(|h| h.0.as_str()).collect::<Vec<_>>(),
+            ["GPU015"]
+        );
+        // KV cache at 93% at P99: pressure.
+        let hits = measured(
+            &text,
+            "vllm",
+            h100(73.6, Some(0.3), Some(0.93)),
+            &Policy::default(),
+        );
+        assert_eq!(hits.len(), 1, "{hits:?}");
+        assert_eq!(hits[0].0, "GPU011");
+        assert!(
+            hits[0].2.contains("uses 93% of its KV cache at P99"),
+            "{}",
+            hits[0].2
+        );
+        // A small reservation with KV-cache data: sized from the whole reservation.
+        let hits = measured(
+            &text,
+            "vllm",
+            h100(16.0, Some(0.1), Some(0.2)),
+            &Policy::default(),
+        );
+        assert_eq!(hits.len(), 1, "{hits:?}");
+        assert!(hits[0].2.contains("MIG 1g.20gb fits"), "{}", hits[0].2);
+        assert!(
+            hits[0]
+                .2
+                .contains("sized from its whole reservation, with its KV cache at 20% at P99"),
+            "{}",
+            hits[0].2
+        );
+    }
+
+    #[test]
+    fn framebuffer_pressure_stays_for_other_workloads() {
+        let text = one_gpu(
+            "train",
+            "pytorch/pytorch",
+            "[train.py]",
+            "nvidia.com/gpu: 1",
+        );
+        let hits = measured(
+            &text,
+            "train",
+            h100(75.0, Some(0.95), None),
+            &Policy::default(),
+        );
+        assert_eq!(
+            hits.iter().map(|h| h.0.as_str()).collect::<Vec<_>>(),
+            ["GPU011"]
+        );
+    }
+
+    #[test]
+    fn idle_gpus_over_the_window_are_gpu014_naming_the_flags() {
+        let text = one_gpu(
+            "vllm",
+            "vllm/vllm-openai",
+            "[--tensor-parallel-size, \"8\"]",
+            "nvidia.com/gpu: 8",
+        );
+        let u = Usage {
+            gpu_count: Some(8),
+            gpus_used: Some(4),
+            ..h100(60.0, Some(0.6), Some(0.4))
+        };
+        let hits = measured(&text, "vllm", u, &Policy::default());
+        assert_eq!(hits.len(), 1, "{hits:?}");
+        assert_eq!((hits[0].0.as_str(), hits[0].1.as_str()), ("GPU014", "8"));
+        assert!(
+            hits[0].2.contains("has 8 GPUs, 4 busy over the window"),
+            "{}",
+            hits[0].2
+        );
+        assert!(
+            hits[0].2.contains(
+                "request 4, which frees 4 GPU(s) per pod; change --tensor-parallel-size 8 with it"
+            ),
+            "{}",
+            hits[0].2
+        );
+        assert_eq!(hits[0].3, None);
+        // All busy: nothing.
+        let u = Usage {
+            gpu_count: Some(8),
+            gpus_used: Some(8),
+            ..h100(60.0, Some(0.6), Some(0.4))
+        };
+        assert_eq!(measured(&text, "vllm", u, &Policy::default()), []);
+    }
+
+    fn deployment(container: &str) -> String {
+        format!(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: llm\nspec:\n  template:\n    spec:\n      containers:\n{container}"
+        )
+    }
+
+    #[test]
+    fn parallelism_that_does_not_match_the_gpus_is_gpu012() {
+        let more = deployment("      - name: vllm\n        image: vllm/vllm-openai:v0.10.0\n        args: [--tensor-parallel-size=4, -pp, \"2\"]\n        resources:\n          limits: {nvidia.com/gpu: 4, cpu: 8, memory: 64Gi}\n          requests: {nvidia.com/gpu: 4, cpu: 8, memory: 64Gi}\n");
+        assert_eq!(rules_hit(&more), ["GPU012 --tensor-parallel-size=4"]);
+        let fewer = deployment("      - name: tgi\n        image: ghcr.io/huggingface/text-generation-inference:3.0\n        env: [{name: NUM_SHARD, value: \"2\"}]\n        resources:\n          limits: {nvidia.com/gpu: 4, cpu: 8, memory: 64Gi}\n          requests: {nvidia.com/gpu: 4, cpu: 8, memory: 64Gi}\n");
+        assert_eq!(rules_hit(&fewer), ["GPU012 \"2\""]);
+        let shell = deployment("      - name: train\n        image: pytorch/pytorch\n        command: [sh, -c, \"torchrun --nproc_per_node=8 train.py\"]\n        resources:\n          limits: {nvidia.com/gpu: 4, cpu: 8, memory: 64Gi}\n          requests: {nvidia.com/gpu: 4, cpu: 8, memory: 64Gi}\n");
+        assert_eq!(
+            rules_hit(&shell),
+            ["GPU012 \"torchrun --nproc_per_node=8 train.py\""]
+        );
+    }
+
+    #[test]
+    fn matching_unresolved_and_multi_node_parallelism_is_clean() {
+        for args in [
+            "[--tensor-parallel-size, \"4\"]",
+            "[--tensor-parallel-size, \"$(TP)\"]",
+            "[--model, m]",
+            // Ranks across pods (data-parallel placement): not compared per pod.
+            "[--tensor-parallel-size, \"8\", --data-parallel-size-local, \"1\"]",
+            // SGLang's data parallelism: its GPU count depends on --enable-dp-attention.
+            "[python3, -m, sglang.launch_server, --tp, \"2\", --dp, \"2\"]",
+        ] {
+            let text = deployment(&format!("      - name: vllm\n        image: vllm/vllm-openai\n        args: {args}\n        resources:\n          limits: {{nvidia.com/gpu: 4, cpu: 8, memory: 64Gi}}\n          requests: {{nvidia.com/gpu: 4, cpu: 8, memory: 64Gi}}\n"));
+            assert_eq!(rules_hit(&text), Vec::<String>::new(), "{args}");
+        }
+        // A LeaderWorkerSet's tensor parallelism spans the group's pods.
+        let lws = "apiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\nmetadata:\n  name: vllm\nspec:\n  leaderWorkerTemplate:\n    size: 2\n    leaderTemplate:\n      spec:\n        containers:\n        - name: vllm-leader\n          image: vllm/vllm-openai\n          args: [--tensor-parallel-size, \"8\", --pipeline-parallel-size, \"2\"]\n          resources:\n            limits: {nvidia.com/gpu: 8, cpu: 8, memory: 64Gi}\n            requests: {nvidia.com/gpu: 8, cpu: 8, memory: 64Gi}\n";
+        assert_eq!(rules_hit(lws), Vec::<String>::new());
+    }
+}

@@ -1,0 +1,159 @@
+//! What GPU verdicts free, per finding and for the run: the JSON `savings` object and the
+//! human summary's savings line. A pure sum of what the findings say, so the message, the
+//! finding's `frees` and the total agree.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::Finding;
+use crate::k8s::podsets::pod_sets;
+use crate::k8s::workload::{Container, Workload};
+
+const HOURS_PER_WEEK: f64 = 168.0;
+
+/// What following one finding frees.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Frees {
+    /// GPUs one pod gives back (a MIG slice frees a fraction: 0.75 for 1g.20gb on an A100).
+    pub gpus_per_pod: f64,
+    /// Pods that run the container, when the manifest says (`replicas`, a Job's parallelism…).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pods: Option<u64>,
+    /// The workload runs all the time (not a Job-like kind): GPU-hours per week apply.
+    #[serde(skip)]
+    pub always_on: bool,
+    /// The container's place in its object, so that several findings on it count once.
+    #[serde(skip)]
+    pub container_path: String,
+}
+
+impl Frees {
+    pub fn new(gpus_per_pod: f64, w: &Workload, c: &Container) -> Option<Frees> {
+        if !gpus_per_pod.is_finite() || gpus_per_pod <= 0.0 {
+            return None;
+        }
+        let index = w.containers.iter().position(|x| x.path == c.path);
+        let pods = index.and_then(|i| {
+            pod_sets(w)
+                .into_iter()
+                .find(|s| s.containers.contains(&i))
+                .and_then(|s| s.count.known())
+        });
+        Some(Frees {
+            gpus_per_pod,
+            pods,
+            always_on: !w.batch,
+            container_path: c.path.clone(),
+        })
+    }
+
+    /// GPUs freed over all the pods (one pod when the count is not known).
+    pub fn gpus(&self) -> f64 {
+        self.gpus_per_pod * self.pods.unwrap_or(1) as f64
+    }
+
+    /// GPU-hours a week, for workloads that run all the time with a known pod count.
+    pub fn gpu_hours_per_week(&self) -> Option<f64> {
+        (self.always_on && self.pods.is_some()).then(|| self.gpus() * HOURS_PER_WEEK)
+    }
+}
+
+/// Two decimals: what a person reads, and what JSON consumers compare.
+fn round2(v: f64) -> f64 {
+    (v * 100.0).round() / 100.0
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Amount {
+    pub gpus: f64,
+    pub gpu_hours_per_week: f64,
+}
+
+/// The run's total: each container counted once, with the largest of its findings' savings.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Savings {
+    pub gpus: f64,
+    pub gpu_hours_per_week: f64,
+    pub by_namespace: BTreeMap<String, Amount>,
+}
+
+impl Savings {
+    pub fn is_empty(&self) -> bool {
+        self.by_namespace.is_empty()
+    }
+
+    /// `3.75 GPUs (630 GPU-hours a week; ml 3, research 0.75)`, for the summary.
+    pub fn describe(&self) -> String {
+        let namespaces: Vec<String> = self
+            .by_namespace
+            .iter()
+            .map(|(ns, a)| format!("{ns} {}", a.gpus))
+            .collect();
+        let hours = if self.gpu_hours_per_week > 0.0 {
+            format!("{} GPU-hours a week; ", self.gpu_hours_per_week)
+        } else {
+            String::new()
+        };
+        format!("{} GPU(s) ({hours}{})", self.gpus, namespaces.join(", "))
+    }
+}
+
+/// Adds up what the unsuppressed findings free.
+pub fn total(findings: &[Finding]) -> Savings {
+    let mut best: BTreeMap<(String, String, String, String, Option<usize>), &Frees> =
+        BTreeMap::new();
+    for f in findings.iter().filter(|f| f.suppression.is_none()) {
+        let Some(frees) = &f.frees else { continue };
+        let key = (
+            f.namespace.clone().unwrap_or_default(),
+            f.object.kind.clone(),
+            f.object.name.clone().unwrap_or_default(),
+            frees.container_path.clone(),
+            f.unit,
+        );
+        let slot = best.entry(key).or_insert(frees);
+        if frees.gpus() > slot.gpus() {
+            *slot = frees;
+        }
+    }
+    let mut out = Savings::default();
+    for ((ns, ..), frees) in best {
+        let a = out.by_namespace.entry(ns).or_default();
+        a.gpus += frees.gpus();
+        a.gpu_hours_per_week += frees.gpu_hours_per_week().unwrap_or(0.0);
+    }
+    for a in out.by_namespace.values_mut() {
+        out.gpus += a.gpus;
+        out.gpu_hours_per_week += a.gpu_hours_per_week;
+        a.gpus = round2(a.gpus);
+        a.gpu_hours_per_week = round2(a.gpu_hours_per_week);
+    }
+    out.gpus = round2(out.gpus);
+    out.gpu_hours_per_week = round2(out.gpu_hours_per_week);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frees(gpus: f64, pods: Option<u64>, always_on: bool, path: &str) -> Frees {
+        Frees {
+            gpus_per_pod: gpus,
+            pods,
+            always_on,
+            container_path: path.into(),
+        }
+    }
+
+    #[test]
+    fn per_finding_figures() {
+        let f = frees(0.75, Some(2), true, "$");
+        assert_eq!(f.gpus(), 1.5);
+        assert_eq!(f.gpu_hours_per_week(), Some(252.0));
+        assert_eq!(frees(0.75, None, true, "$").gpu_hours_per_week(), None);
+        assert_eq!(frees(2.0, Some(3), false, "$").gpu_hours_per_week(), None);
+        assert_eq!(frees(2.0, None, false, "$").gpus(), 2.0);
+    }
+}
