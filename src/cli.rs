@@ -187,6 +187,8 @@ pub enum Format {
     Gitlab,
     /// One self-contained HTML page with charts.
     Html,
+    /// The sizing report in Markdown (a step summary, a pull request's body).
+    Markdown,
 }
 
 /// `FORMAT=FILE` of `--output-format`.

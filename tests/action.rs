@@ -147,9 +147,11 @@ impl Outcome {
             .collect()
     }
 
+    /// The rows of the findings table (the sizing sections after it are not findings).
     fn rows(&self) -> Vec<&str> {
         self.summary
             .lines()
+            .take_while(|l| !l.starts_with("### "))
             .filter(|l| l.starts_with("| ") && !l.starts_with("| file:line "))
             .collect()
     }
@@ -1233,4 +1235,69 @@ fn zizmor_finds_nothing_in_the_action_and_the_readme_workflows() {
         "{}",
         String::from_utf8_lossy(&out.stdout)
     );
+}
+
+#[test]
+fn the_summary_has_the_gpu_table_and_the_memory_chart() {
+    // The embedder's memory far above its 8Gi limit: MEM001, a measured finding.
+    let snapshot = r#"{"version": 1, "window": "14d",
+ "containers": [{"namespace": "ml", "kind": "Deployment", "name": "embedder", "container": "tei",
+   "samples": 20160, "history_seconds": 1209600,
+   "memory_bytes": {"p50": 9.0e9, "p99": 1.2e10, "max": 1.3e10},
+   "cpu_cores": {"p50": 1.2, "p99": 1.5, "max": 1.9}}]}
+"#;
+    let (_tmp, ws) = repo(&[("clean.yaml", CLEAN), ("metrics.json", snapshot)]);
+    let run = run_action(
+        &ws,
+        "push",
+        &[("paths", "clean.yaml"), ("metrics", "metrics.json")],
+        &[],
+    );
+    let (_, markdown) = gpulint(
+        &ws,
+        &[
+            "--metrics",
+            "metrics.json",
+            "--format",
+            "markdown",
+            "clean.yaml",
+        ],
+    );
+    // The same sections as `--format markdown` prints, after the findings table.
+    let section = |text: &str, heading: &str| -> String {
+        let start = text
+            .find(heading)
+            .unwrap_or_else(|| panic!("{heading}:\n{text}"));
+        text[start..]
+            .split("\n### ")
+            .next()
+            .unwrap()
+            .trim()
+            .to_string()
+    };
+    for heading in ["### GPUs by namespace", "### Memory of the containers"] {
+        assert_eq!(
+            section(&run.summary, heading),
+            section(&markdown, heading),
+            "{}",
+            run.context()
+        );
+    }
+    let gpus = section(&run.summary, "### GPUs by namespace");
+    assert!(gpus.contains("| ml | 1 | 0 | 0 |"), "{gpus}");
+    assert!(gpus.contains("| **total** | **1** |"), "{gpus}");
+    let chart = section(&run.summary, "### Memory of the containers");
+    // 12e9 bytes P99 = 11.2GiB; the 8Gi limit.
+    assert!(chart.contains("```mermaid\nxychart-beta\n"), "{chart}");
+    assert!(chart.contains("x-axis [\"embedder/tei\"]"), "{chart}");
+    assert!(chart.contains("bar [11.2]"), "{chart}");
+    assert!(chart.contains("line [8.0]"), "{chart}");
+    assert!(
+        chart.contains("| ml/Deployment/embedder · tei |"),
+        "{chart}"
+    );
+    // The findings table comes first and is whole.
+    let findings = json_findings(&ws, &["--metrics", "metrics.json", "clean.yaml"]);
+    assert_eq!(run.rows().len(), findings.len());
+    assert!(run.summary.find("| file:line |").unwrap() < run.summary.find("### GPUs").unwrap());
 }

@@ -278,7 +278,7 @@ fn one_run_writes_several_reports_equal_to_single_runs() {
     // A bad spec is a usage error that names the formats.
     let (code, _, stderr) = run(&[FIXTURES, "--output-format", "pdf=x.pdf"]);
     assert_eq!(code, 2);
-    assert!(stderr.contains("one of human, json, sarif, github, junit, gitlab, html"));
+    assert!(stderr.contains("one of human, json, sarif, github, junit, gitlab, html, markdown"));
     // An unwritable file is an error (exit 2), after the other outputs.
     let (code, _, stderr) = run(&[
         FIXTURES,
@@ -629,4 +629,11 @@ fn html_in_chromium_sorts_filters_and_fetches_nothing() {
     let bytes = std::fs::read(&png).expect("a screenshot was written");
     assert!(bytes.starts_with(b"\x89PNG\r\n\x1a\n"));
     assert!(bytes.len() > 20_000, "{} bytes", bytes.len());
+}
+
+#[test]
+fn markdown_of_the_demo() {
+    let (code, stdout, _) = run(&[DEMO, "--format", "markdown"]);
+    assert_eq!(code, 1);
+    insta::assert_snapshot!(stdout.replace(&checkout_name(), "<checkout>"));
 }

@@ -188,6 +188,11 @@ def main() -> int:
     ap.add_argument("--fixed-branch")
     ap.add_argument("--push-failed", action="store_true")
     ap.add_argument("--summary", help="file to append the Markdown summary to")
+    ap.add_argument(
+        "--sizing",
+        help="gpulint --format markdown of the same run: its GPU and memory sections are "
+        "added to the summary",
+    )
     ap.add_argument("--output", help="GITHUB_OUTPUT file")
     args = ap.parse_args()
 
@@ -362,7 +367,22 @@ def summary(args, doc, findings, errors, counts, stderr_text) -> str:
             )
             lines.append(f"| {cell(where)} | {cell(e.get('message', ''))} |")
         lines.append("")
+    sizing = sizing_sections(read_text(args.sizing))
+    used = sum(len(line.encode()) + 1 for line in lines)
+    if sizing and used + len(sizing.encode()) <= SUMMARY_BUDGET:
+        lines += [sizing, ""]
     return "\n".join(lines) + "\n"
+
+
+def sizing_sections(text: str) -> str:
+    """The sections of gpulint's Markdown report between its header and its findings (GPUs by
+    namespace, the memory chart and table), headings included. gpulint escapes every cell of
+    them; they are written as they are."""
+    start = text.find("\n### GPUs by namespace\n")
+    if start < 0:
+        return ""
+    end = text.find("\n### Findings", start)
+    return text[start + 1 : end if end >= 0 else len(text)].strip()
 
 
 if __name__ == "__main__":

@@ -190,7 +190,8 @@ run_gpulint() {
 # report.py ARGS...: the token is passed for redaction only, in the environment.
 report() { GPULINT_ACTION_REDACT="$token" python3 "$here/report.py" "$@"; }
 
-primary=("${common[@]}" --format json)
+# The sizing report (GPUs by namespace, the memory chart) from the same run: one query.
+primary=("${common[@]}" --format json --output-format "markdown=$work/sizing.md")
 [[ -n "$changed_since" ]] && primary+=(--changed-since "$changed_since")
 
 fixed_commit=""
@@ -260,6 +261,7 @@ report_args=(
 [[ -n "$sarif_abs" ]] && report_args+=(--sarif-file "$sarif_file")
 [[ "$format" == sarif && -z "$sarif_abs" ]] && report_args+=(--sarif-stderr "$work/sarif.stderr")
 [[ -n "${GITHUB_STEP_SUMMARY:-}" ]] && report_args+=(--summary "$GITHUB_STEP_SUMMARY")
+[[ -f "$work/sizing.md" ]] && report_args+=(--sizing "$work/sizing.md")
 [[ -n "${GITHUB_OUTPUT:-}" ]] && report_args+=(--output "$GITHUB_OUTPUT")
 report_rc=0
 report "${report_args[@]}" || report_rc=$?

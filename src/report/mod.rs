@@ -7,6 +7,7 @@ pub mod human;
 pub mod inventory;
 pub mod json;
 pub mod junit;
+pub mod markdown;
 pub mod sarif;
 
 use std::borrow::Cow;
@@ -35,6 +36,7 @@ pub fn render(format: Format, run: &Run, page: &html::Page, color: bool) -> Stri
         Format::Junit => junit::render(run, page.fail_on),
         Format::Gitlab => gitlab::render(run),
         Format::Html => html::render(run, page),
+        Format::Markdown => markdown::render(run, page),
     }
 }
 
