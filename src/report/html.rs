@@ -52,7 +52,7 @@ h1{font-size:22px;margin:18px 0 4px}h2{font-size:17px;margin:28px 0 8px;border-b
 table{border-collapse:collapse;width:100%}th,td{border:1px solid #d0d7de;padding:3px 6px;text-align:left;vertical-align:top}
 th{background:#f6f8fa}th[aria-sort]{background:#dde4ec}td.n{text-align:right}
 .meta{color:#57606a;margin:0}.cards{display:flex;flex-wrap:wrap;gap:12px}
-.card{border:1px solid #d0d7de;border-radius:6px;padding:6px 10px;width:500px}.card h3{font-size:14px;margin:2px 0}
+.card{border:1px solid #d0d7de;border-radius:6px;padding:6px 10px;width:500px;box-sizing:border-box}.card h3{font-size:14px;margin:2px 0}
 .legend{color:#57606a;font-size:12px;margin:0}.error{color:#b42318}.warning{color:#9a6700}.info{color:#0969da}
 #filters{margin:6px 0}code{font-size:12px}";
 
