@@ -609,7 +609,9 @@ fn html_in_chromium_sorts_filters_and_fetches_nothing() {
     assert_eq!(severities.first().map(String::as_str), Some("info"));
     assert_eq!(severities.last().map(String::as_str), Some("error"));
 
-    // Without script (a policy that blocks it): the plain table, every finding, no filters.
+    // Without script: the plain table, every finding, no filters. Script is blocked by the
+    // page's own policy (`script-src 'none'`): Chromium's `--blink-settings=scriptEnabled=false`
+    // also stops `--dump-dom` from printing anything.
     let no_script = dir.path().join("no-script.html");
     std::fs::write(
         &no_script,
