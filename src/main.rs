@@ -351,10 +351,11 @@ fn lint(args: &LintArgs) -> u8 {
     let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
     let mut write_failed = false;
     match (args.format, &args.output) {
-        _ if !show_findings => eprint!("{}", report::human::summary(&run)),
+        // A file is not stdout: --diff and --patch leave it as asked.
         (format, Some(path)) => {
             write_failed |= !write_report(path, &report::render(format, &run, &page, false));
         }
+        _ if !show_findings => eprint!("{}", report::human::summary(&run)),
         (Format::Json, None) => report::json::print(&run),
         (Format::Sarif, None) => report::sarif::print(&run),
         (format, None) => print(&report::render(format, &run, &page, color)),

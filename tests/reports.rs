@@ -639,3 +639,28 @@ fn markdown_of_the_demo() {
     assert_eq!(code, 1);
     insta::assert_snapshot!(stdout.replace(&checkout_name(), "<checkout>"));
 }
+
+#[test]
+fn with_fix_diff_the_diff_is_on_stdout_and_the_report_in_its_file() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("p.yaml"),
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    resources:\n      requests: {nvidia.com/gpu: 2}\n      limits: {nvidia.com/gpu: 1}\n",
+    )
+    .unwrap();
+    let report = dir.path().join("report.xml");
+    let (code, stdout, stderr) = run(&[
+        dir.path().to_str().unwrap(),
+        "--fix",
+        "--diff",
+        "--format",
+        "junit",
+        "-o",
+        report.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stdout.starts_with("--- "), "{stdout}");
+    let xml = std::fs::read_to_string(&report).expect("-o is written with --diff");
+    assert_eq!(xml.matches("<failure ").count(), 1);
+    xmllint_validates(&xml);
+}
