@@ -141,7 +141,7 @@ pub fn render(run: &Run, page: &Page) -> String {
         .collect();
     let measured_rules = crate::rules::headroom::MEASURED_RULES;
     if let Some(usage) = &linter.usage {
-        let mut keys: Vec<(ContainerKey, Vec<&Finding>)> = Vec::new();
+        let mut keys: std::collections::BTreeMap<ContainerKey, Vec<&Finding>> = Default::default();
         for f in findings
             .iter()
             .filter(|f| measured_rules.contains(&f.rule.id))
@@ -155,12 +155,8 @@ pub fn render(run: &Run, page: &Page) -> String {
                 name: name.clone(),
                 container: container.clone(),
             };
-            match keys.iter_mut().find(|(k, _)| *k == key) {
-                Some((_, list)) => list.push(f),
-                None => keys.push((key, vec![f])),
-            }
+            keys.entry(key).or_default().push(f);
         }
-        keys.sort_by(|a, b| a.0.cmp(&b.0));
         let rows: Vec<_> = keys
             .iter()
             .filter_map(|(k, fs)| Some((k, fs, usage.get(k)?.memory_bytes?)))
