@@ -902,6 +902,7 @@ fn action_inputs_are_wired_and_documented() {
             "fail-on",
             "format",
             "sarif-file",
+            "html-file",
             "changed-only",
             "fix",
             "github-token",
@@ -1576,4 +1577,23 @@ fn fix_pull_request_without_measurements_or_off_the_base_branch_changes_nothing(
     assert!(!log.exists(), "gh was called");
     assert_eq!(git(&ws, &["rev-parse", "HEAD"]), head);
     assert_eq!(git(&ws, &["branch", "--list", "gpulint/rightsize"]), "");
+}
+
+#[test]
+fn html_file_writes_the_html_report_of_the_same_run() {
+    let (_tmp, ws) = repo(&[("apps/bad.yaml", BAD)]);
+    let run = run_action(&ws, "push", &[("html-file", "reports/gpulint.html")], &[]);
+    assert_eq!(run.code, 1, "{}", run.context());
+    let path = run.outputs.get("html-file").cloned().unwrap_or_default();
+    assert_eq!(
+        PathBuf::from(&path),
+        ws.canonicalize().unwrap().join("reports/gpulint.html"),
+        "{}",
+        run.context()
+    );
+    let html = std::fs::read_to_string(&path).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    let findings = json_findings(&ws, &["apps"]);
+    assert_eq!(html.matches("<tr data-rule=").count(), findings.len());
+    assert_eq!(run.rows().len(), findings.len());
 }

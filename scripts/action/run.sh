@@ -13,6 +13,7 @@
 #   INPUT_FAIL_ON          error | warning (default) | info
 #   INPUT_FORMAT           github (default: annotations) | sarif (writes INPUT_SARIF_FILE)
 #   INPUT_SARIF_FILE       default gpulint.sarif
+#   INPUT_HTML_FILE        also write the HTML report there (relative to the workspace)
 #   INPUT_CHANGED_ONLY     auto (default: true on pull_request events) | true | false
 #   INPUT_FIX              none (default) | commit: `gpulint --fix --commit`, then git push
 #                          | pull-request: the measured fixes on the branch gpulint/rightsize,
@@ -30,7 +31,7 @@
 # second run writes the SARIF file.
 #
 # Outputs (GITHUB_OUTPUT): exit-code, findings, errors, warnings, notices, input-errors,
-# sarif-file (sarif mode), changed-since (the commit compared with), fixed-commit (fix: commit),
+# sarif-file (sarif mode), html-file (with INPUT_HTML_FILE), changed-since (the commit compared with), fixed-commit (fix: commit),
 # pull-request (fix: pull-request: the URL of the pull request opened or updated).
 #
 # Exit code: gpulint's - 0 nothing at or above fail-on, 1 findings at or above it, 2 usage,
@@ -70,6 +71,7 @@ prometheus_url="${INPUT_PROMETHEUS_URL:-}"
 fail_on="${INPUT_FAIL_ON:-warning}"
 format="${INPUT_FORMAT:-github}"
 sarif_file="${INPUT_SARIF_FILE:-gpulint.sarif}"
+html_file="${INPUT_HTML_FILE:-}"
 changed_only="${INPUT_CHANGED_ONLY:-auto}"
 fix="${INPUT_FIX:-none}"
 version="${INPUT_VERSION:-}"
@@ -195,6 +197,19 @@ run_gpulint() {
 # report.py ARGS...: the token is passed for redaction only, in the environment.
 report() { GPULINT_ACTION_REDACT="$token" python3 "$here/report.py" "$@"; }
 
+# The HTML report, from the run that reports the findings (one run, one query).
+html_args=()
+if [[ -n "$html_file" ]]; then
+    [[ "$html_file" != -* ]] || die "html-file: '$html_file' looks like an option"
+    mkdir -p "$(dirname "$html_file")"
+    html_args=(--output-format "html=$html_file")
+fi
+# Sets the html-file output when the report was written.
+html_output() {
+    [[ -n "$html_file" && -f "$html_file" ]] || return 0
+    output html-file "$(cd "$(dirname "$html_file")" && pwd -P)/$(basename "$html_file")"
+}
+
 # ---------------------------------------------------------------------------------------
 # fix: pull-request - a right-sizing pull request, for schedule and workflow_dispatch runs
 
@@ -247,8 +262,9 @@ rightsize_pull_request() {
 
     # What was measured and what should change: the summary and the pull request's body.
     run_gpulint "$work/lint.json" "$work/lint.stderr" "${args[@]}" --format json \
-        --output-format "markdown=$work/sizing.md" -- "${paths[@]}"
+        --output-format "markdown=$work/sizing.md" ${html_args[@]+"${html_args[@]}"} -- "${paths[@]}"
     local lint_rc=$rc
+    html_output
 
     local head_before head_after fix_rc
     head_before="$(git rev-parse HEAD)"
@@ -323,7 +339,7 @@ rightsize_pull_request() {
 [[ "$fix" == pull-request ]] && rightsize_pull_request
 
 # The sizing report (GPUs by namespace, the memory chart) from the same run: one query.
-primary=("${common[@]}" --format json --output-format "markdown=$work/sizing.md")
+primary=("${common[@]}" --format json --output-format "markdown=$work/sizing.md" ${html_args[@]+"${html_args[@]}"})
 [[ -n "$changed_since" ]] && primary+=(--changed-since "$changed_since")
 
 fixed_commit=""
@@ -352,6 +368,7 @@ fi
 
 run_gpulint "$work/lint.json" "$work/lint.stderr" "${primary[@]}" -- "${paths[@]}"
 lint_rc=$rc
+html_output
 
 if [[ "$fix" == commit ]]; then
     head_after="$(git rev-parse HEAD)"
