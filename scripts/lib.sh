@@ -321,6 +321,59 @@ gpulint_ensure_prometheus() {
 }
 
 # ---------------------------------------------------------------------------------------
+# A real browser and an XML schema validator for tests/reports.rs: Debian's `chromium` (the
+# HTML report is opened headless: DOM dump, screenshot, console) and `libxml2-utils`
+# (`xmllint --schema` validates the JUnit output), installed system-wide with apt-get when
+# missing, like prometheus above.
+# Exported afterwards:
+#   GPULINT_CHROMIUM  absolute path of the chromium executable
+#   GPULINT_XMLLINT   absolute path of xmllint
+_gpulint_report_tools_ok() {
+    command -v chromium >/dev/null 2>&1 && command -v xmllint >/dev/null 2>&1 &&
+        chromium --version >/dev/null 2>&1 </dev/null && xmllint --version >/dev/null 2>&1 </dev/null
+}
+
+_gpulint_install_report_tools() {
+    _gpulint_report_tools_ok && return 0
+    local sudo=() rc=0 start=$SECONDS
+    if [[ "$(id -u)" -ne 0 ]]; then
+        if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+            sudo=(sudo -n)
+        else
+            gpulint_err "chromium/xmllint missing and not root (no password-less sudo): run as root or apt-get install chromium libxml2-utils"
+            return 1
+        fi
+    fi
+    command -v apt-get >/dev/null 2>&1 || { gpulint_err "chromium/xmllint missing and apt-get not found (not Debian?)"; return 1; }
+    gpulint_log "installing Debian packages chromium and libxml2-utils (apt-get update + install)"
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q -o DPkg::Lock::Timeout=300 </dev/null || rc=$?
+    if [[ $rc -eq 0 ]]; then
+        "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+            -o DPkg::Lock::Timeout=300 -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold \
+            chromium libxml2-utils </dev/null || rc=$?
+    fi
+    if [[ $rc -ne 0 ]]; then
+        gpulint_err "apt-get failed (exit code $rc) installing chromium libxml2-utils"
+        return 1
+    fi
+    if ! _gpulint_report_tools_ok; then
+        gpulint_err "chromium and libxml2-utils installed but chromium or xmllint does not run"
+        return 1
+    fi
+    gpulint_log "chromium and xmllint installed in $((SECONDS - start))s: $(chromium --version 2>/dev/null </dev/null)"
+}
+
+gpulint_ensure_report_tools() {
+    gpulint_cache_dir
+    if ! _gpulint_report_tools_ok; then
+        gpulint_with_lock apt _gpulint_install_report_tools || return 1
+    fi
+    GPULINT_CHROMIUM="$(command -v chromium)"
+    GPULINT_XMLLINT="$(command -v xmllint)"
+    export GPULINT_CHROMIUM GPULINT_XMLLINT
+}
+
+# ---------------------------------------------------------------------------------------
 # pre-commit for tests/pre_commit.rs: the PyPI package `pre-commit` (pinned) in its own venv,
 # $GPULINT_CACHE/venv-pre-commit, (re)installed when missing, broken or of another version.
 # Exported afterwards:

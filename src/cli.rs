@@ -82,6 +82,13 @@ pub struct LintArgs {
     /// Output format (human is the default).
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
+    /// Write the --format output to FILE instead of stdout.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Also write FORMAT to FILE (repeatable), e.g. `--output-format sarif=gpulint.sarif
+    /// --output-format html=report.html`: one run, several reports.
+    #[arg(long = "output-format", value_name = "FORMAT=FILE", value_parser = format_and_file)]
+    pub output_formats: Vec<(Format, PathBuf)>,
     /// Only these rules (comma-separated ids or names); also enables rules that are off by default.
     #[arg(long, value_delimiter = ',', value_name = "IDS")]
     pub select: Vec<String>,
@@ -177,12 +184,40 @@ pub enum Format {
     Json,
     Sarif,
     Github,
+    /// JUnit XML (Jenkins, GitLab, Azure DevOps test reports).
+    Junit,
+    /// GitLab Code Quality JSON.
+    Gitlab,
+    /// One self-contained HTML page with charts.
+    Html,
+    /// The sizing report in Markdown (a step summary, a pull request's body).
+    Markdown,
+}
+
+/// `FORMAT=FILE` of `--output-format`.
+fn format_and_file(s: &str) -> Result<(Format, PathBuf), String> {
+    let (format, file) = s
+        .split_once('=')
+        .ok_or_else(|| format!("expected FORMAT=FILE, e.g. sarif=gpulint.sarif, not {s:?}"))?;
+    let format = Format::from_str(format.trim(), true).map_err(|_| {
+        let names: Vec<String> = Format::value_variants()
+            .iter()
+            .filter_map(|f| Some(f.to_possible_value()?.get_name().to_string()))
+            .collect();
+        format!("unknown format {format:?}; one of {}", names.join(", "))
+    })?;
+    if file.is_empty() {
+        return Err(format!("no file after {format:?}="));
+    }
+    Ok((format, PathBuf::from(file)))
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum InventoryFormat {
     Table,
     Json,
+    /// One row per container (RFC 4180), for spreadsheets.
+    Csv,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

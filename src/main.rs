@@ -342,20 +342,33 @@ fn lint(args: &LintArgs) -> u8 {
         // --diff and --patch print (or write) the change only, like `ruff --diff`.
         show_findings = !args.diff && args.patch.is_none();
     }
-    let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-    match args.format {
-        _ if !show_findings => eprint!("{}", report::human::summary(&run)),
-        Format::Human => print(&report::human::render(&run, color)),
-        Format::Json => report::json::print(&run),
-        Format::Sarif => report::sarif::print(&run),
-        Format::Github => print(&report::github::render(&run)),
-    }
     let level = match args.fail_on {
         FailOn::Error => Severity::Error,
         FailOn::Warning => Severity::Warning,
         FailOn::Info => Severity::Info,
     };
-    if !run.errors.is_empty() || left_as_is {
+    let page = report::html::Page {
+        repo: report_title(&args.common.paths),
+        generated_at: report::report_time(),
+        fail_on: level,
+        linter: &linter,
+    };
+    let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    let mut write_failed = false;
+    match (args.format, &args.output) {
+        // A file is not stdout: --diff and --patch leave it as asked.
+        (format, Some(path)) => {
+            write_failed |= !write_report(path, &report::render(format, &run, &page, false));
+        }
+        _ if !show_findings => eprint!("{}", report::human::summary(&run)),
+        (Format::Json, None) => report::json::print(&run),
+        (Format::Sarif, None) => report::sarif::print(&run),
+        (format, None) => print(&report::render(format, &run, &page, color)),
+    }
+    for (format, path) in &args.output_formats {
+        write_failed |= !write_report(path, &report::render(*format, &run, &page, false));
+    }
+    if !run.errors.is_empty() || left_as_is || write_failed {
         EXIT_ERROR
     } else if run.count_at_or_above(level) > 0 {
         EXIT_FINDINGS
@@ -533,28 +546,43 @@ fn snapshot(args: &SnapshotArgs) -> u8 {
     0
 }
 
-/// The current UTC time as RFC 3339 (`2026-12-01T00:00:00Z`), without a date crate.
+/// The current UTC time as RFC 3339 (`2026-12-01T00:00:00Z`).
 fn now_rfc3339() -> String {
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
+    report::rfc3339(secs)
+}
+
+/// Writes a report file (atomically, never through a link); false after saying why not.
+fn write_report(path: &std::path::Path, text: &str) -> bool {
+    match gpulint::fix::write::write_output(path, text) {
+        Ok(()) => true,
+        Err(e) => {
+            eprintln!("error: {e}");
+            false
+        }
+    }
+}
+
+/// What a report is about: the repository's folder name, and the paths when not the whole of it.
+fn report_title(paths: &[PathBuf]) -> String {
+    let first = paths
+        .iter()
+        .find(|p| p.as_os_str() != "-")
+        .cloned()
+        .unwrap_or_else(|| PathBuf::from("."));
+    let repo = gpulint::source::repo::repository_of(&first);
+    let name = std::fs::canonicalize(&repo)
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| repo.display().to_string());
+    let shown: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+    if shown == ["."] {
+        name
+    } else {
+        format!("{name} ({})", shown.join(" "))
+    }
 }
 
 enum FixOutcome {
@@ -689,6 +717,7 @@ fn inventory(common: &CommonArgs, format: InventoryFormat) -> u8 {
     match format {
         InventoryFormat::Json => print(&format!("{inventory:#}\n")),
         InventoryFormat::Table => print(&report::inventory::table(&linter, &inventory)),
+        InventoryFormat::Csv => print(&report::inventory::csv(&linter, &inventory)),
     }
     for e in errors {
         if e.file.is_empty() {

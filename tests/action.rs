@@ -147,9 +147,11 @@ impl Outcome {
             .collect()
     }
 
+    /// The rows of the findings table (the sizing sections after it are not findings).
     fn rows(&self) -> Vec<&str> {
         self.summary
             .lines()
+            .take_while(|l| !l.starts_with("### "))
             .filter(|l| l.starts_with("| ") && !l.starts_with("| file:line "))
             .collect()
     }
@@ -900,8 +902,10 @@ fn action_inputs_are_wired_and_documented() {
             "fail-on",
             "format",
             "sarif-file",
+            "html-file",
             "changed-only",
             "fix",
+            "github-token",
             "version"
         ]
     );
@@ -1233,4 +1237,363 @@ fn zizmor_finds_nothing_in_the_action_and_the_readme_workflows() {
         "{}",
         String::from_utf8_lossy(&out.stdout)
     );
+}
+
+#[test]
+fn the_summary_has_the_gpu_table_and_the_memory_chart() {
+    // The embedder's memory far above its 8Gi limit: MEM001, a measured finding.
+    let snapshot = r#"{"version": 1, "window": "14d",
+ "containers": [{"namespace": "ml", "kind": "Deployment", "name": "embedder", "container": "tei",
+   "samples": 20160, "history_seconds": 1209600,
+   "memory_bytes": {"p50": 9.0e9, "p99": 1.2e10, "max": 1.3e10},
+   "cpu_cores": {"p50": 1.2, "p99": 1.5, "max": 1.9}}]}
+"#;
+    let (_tmp, ws) = repo(&[("clean.yaml", CLEAN), ("metrics.json", snapshot)]);
+    let run = run_action(
+        &ws,
+        "push",
+        &[("paths", "clean.yaml"), ("metrics", "metrics.json")],
+        &[],
+    );
+    let (_, markdown) = gpulint(
+        &ws,
+        &[
+            "--metrics",
+            "metrics.json",
+            "--format",
+            "markdown",
+            "clean.yaml",
+        ],
+    );
+    // The same sections as `--format markdown` prints, after the findings table.
+    let section = |text: &str, heading: &str| -> String {
+        let start = text
+            .find(heading)
+            .unwrap_or_else(|| panic!("{heading}:\n{text}"));
+        text[start..]
+            .split("\n### ")
+            .next()
+            .unwrap()
+            .trim()
+            .to_string()
+    };
+    for heading in ["### GPUs by namespace", "### Memory of the containers"] {
+        assert_eq!(
+            section(&run.summary, heading),
+            section(&markdown, heading),
+            "{}",
+            run.context()
+        );
+    }
+    let gpus = section(&run.summary, "### GPUs by namespace");
+    assert!(gpus.contains("| ml | 1 | 0 | 0 |"), "{gpus}");
+    assert!(gpus.contains("| **total** | **1** |"), "{gpus}");
+    let chart = section(&run.summary, "### Memory of the containers");
+    // 12e9 bytes P99 = 11.2GiB; the 8Gi limit.
+    assert!(chart.contains("```mermaid\nxychart-beta\n"), "{chart}");
+    assert!(chart.contains("x-axis [\"embedder/tei\"]"), "{chart}");
+    assert!(chart.contains("bar [11.2]"), "{chart}");
+    assert!(chart.contains("line [8.0]"), "{chart}");
+    assert!(
+        chart.contains("| ml/Deployment/embedder · tei |"),
+        "{chart}"
+    );
+    // The findings table comes first and is whole.
+    let findings = json_findings(&ws, &["--metrics", "metrics.json", "clean.yaml"]);
+    assert_eq!(run.rows().len(), findings.len());
+    assert!(run.summary.find("| file:line |").unwrap() < run.summary.find("### GPUs").unwrap());
+}
+
+/// A `gh` stand-in for `fix: pull-request`: appends each call (its arguments, the token it
+/// saw, the body file's text) to $GH_LOG; `pr list` prints the number in $GH_STATE (the open
+/// pull request), `pr create` stores 7 there and prints its URL.
+const FAKE_GH: &str = r#"#!/usr/bin/env bash
+set -euo pipefail
+args=("$@")
+{
+    printf 'CALL'; printf ' %s' "${args[@]}"; printf '\n'
+    printf 'TOKEN %s\n' "${GH_TOKEN:-}"
+    for ((i = 0; i < ${#args[@]}; i++)); do
+        if [[ "${args[$i]}" == --body-file ]]; then
+            printf 'BODY-BEGIN\n'; cat "${args[$((i + 1))]}"; printf 'BODY-END\n'
+        fi
+    done
+} >>"$GH_LOG"
+case "${args[0]} ${args[1]}" in
+    "pr list") cat "$GH_STATE" 2>/dev/null || true ;;
+    "pr create") printf '7\n' >"$GH_STATE"; printf 'https://github.example/o/r/pull/7\n' ;;
+    "pr view") printf 'https://github.example/o/r/pull/%s\n' "${args[2]}" ;;
+    "pr edit") ;;
+    *) echo "unexpected gh call: ${args[*]}" >&2; exit 1 ;;
+esac
+"#;
+
+#[test]
+fn fix_pull_request_opens_one_right_sizing_pull_request_and_updates_it() {
+    // The action's list of measured rules is gpulint's.
+    let script = std::fs::read_to_string(root().join("scripts/action/run.sh")).unwrap();
+    assert!(script.contains(&format!(
+        "measured_rules=\"{}\"",
+        gpulint::rules::headroom::MEASURED_RULES.join(",")
+    )));
+
+    let snapshot = |p99: f64| {
+        format!(
+            r#"{{"version": 1, "window": "14d",
+ "containers": [{{"namespace": "ml", "kind": "Deployment", "name": "embedder", "container": "tei",
+   "samples": 20160, "history_seconds": 1209600,
+   "memory_bytes": {{"p50": 9.0e9, "p99": {p99:e}, "max": {max:e}}},
+   "cpu_cores": {{"p50": 1.2, "p99": 1.5, "max": 1.9}}}}]}}
+"#,
+            max = p99 * 1.05
+        )
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let upstream = tmp.path().join("upstream.git");
+    let up = upstream.to_str().unwrap();
+    git(tmp.path(), &["init", "-q", "--bare", "-b", "main", up]);
+    let ws = tmp.path().join("workspace");
+    init_repo(&ws);
+    write(&ws, "apps/embedder.yaml", CLEAN);
+    write(&ws, "metrics.json", &snapshot(1.2e10));
+    let base = commit_all(&ws, "base");
+    git(&ws, &["remote", "add", "origin", up]);
+    git(&ws, &["push", "-q", "origin", "main"]);
+
+    let bin = tmp.path().join("fakebin");
+    write(&bin, "gh", FAKE_GH);
+    std::fs::set_permissions(
+        bin.join("gh"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let log = tmp.path().join("gh.log");
+    let state = tmp.path().join("gh.state");
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let env = [
+        ("PATH", path.as_str()),
+        ("GH_LOG", log.to_str().unwrap()),
+        ("GH_STATE", state.to_str().unwrap()),
+        ("GITHUB_REF_NAME", "main"),
+    ];
+    let inputs = [
+        ("fix", "pull-request"),
+        ("paths", "apps"),
+        ("metrics", "metrics.json"),
+        ("github-token", "gh-token-123"),
+    ];
+    let gh_log = || std::fs::read_to_string(&log).unwrap_or_default();
+    let branch = "refs/heads/gpulint/rightsize";
+
+    // 1. Measured usage above the limit: a branch, a commit, one `gh pr create`.
+    let expected = json_findings(&ws, &["--metrics", "metrics.json", "apps"]);
+    let recommended = expected
+        .iter()
+        .find(|f| f["rule"] == "MEM001")
+        .and_then(|f| f["recommended"]["memory"].as_str())
+        .expect("MEM001 recommends a memory value")
+        .to_string();
+    let run = run_action(&ws, "schedule", &inputs, &env);
+    assert_eq!(run.code, 0, "{}", run.context());
+    let pushed = git(&upstream, &["rev-parse", branch]);
+    assert_eq!(git(&upstream, &["rev-parse", &format!("{pushed}^")]), base);
+    assert_eq!(git(&upstream, &["rev-parse", "refs/heads/main"]), base);
+    assert_eq!(
+        git(&upstream, &["log", "-1", "--format=%s", branch]),
+        "gpulint: right-size requests and limits from measurements"
+    );
+    let fixed = git(&upstream, &["show", "gpulint/rightsize:apps/embedder.yaml"]);
+    assert!(fixed.contains(&format!("memory: {recommended}")), "{fixed}");
+    // The workspace is back on main, without the local branch.
+    assert_eq!(git(&ws, &["symbolic-ref", "--short", "HEAD"]), "main");
+    assert_eq!(git(&ws, &["rev-parse", "HEAD"]), base);
+    assert_eq!(git(&ws, &["branch", "--list", "gpulint/rightsize"]), "");
+    let calls: Vec<String> = gh_log()
+        .lines()
+        .filter(|l| l.starts_with("CALL "))
+        .map(str::to_string)
+        .collect();
+    assert_eq!(calls.len(), 2, "{}", gh_log());
+    assert_eq!(
+        calls[0],
+        "CALL pr list --head gpulint/rightsize --base main --state open --json number --jq .[0].number // empty"
+    );
+    assert!(
+        calls[1].starts_with(
+            "CALL pr create --base main --head gpulint/rightsize --title gpulint: right-size GPU workloads from measurements --body-file "
+        ),
+        "{}",
+        calls[1]
+    );
+    let text = gh_log();
+    assert!(text.contains("TOKEN gh-token-123\n"));
+    assert!(text
+        .lines()
+        .all(|l| !l.starts_with("TOKEN ") || l == "TOKEN gh-token-123"));
+    let body = text
+        .split("BODY-BEGIN\n")
+        .nth(1)
+        .and_then(|b| b.split("BODY-END").next())
+        .expect("the pull request has a body")
+        .to_string();
+    assert!(body.contains("### Changes (1)"), "{body}");
+    assert!(body.contains("| apps/embedder.yaml:"), "{body}");
+    assert!(body.contains("### GPUs by namespace"), "{body}");
+    assert!(body.contains("```mermaid\nxychart-beta"), "{body}");
+    assert!(body.contains(&recommended), "{body}");
+    assert_eq!(
+        run.outputs.get("pull-request").map(String::as_str),
+        Some("https://github.example/o/r/pull/7")
+    );
+    assert!(run
+        .summary
+        .contains("Pull request opened: https://github.example/o/r/pull/7"));
+    // The findings went to the pull request: the step passes.
+    assert!(
+        run.summary.contains("exit code 0 (passed)"),
+        "{}",
+        run.summary
+    );
+    assert!(!run.stdout.contains("gh-token-123") && !run.summary.contains("gh-token-123"));
+
+    // 2. The same measurements again: nothing new, no push, no gh call.
+    let before = gh_log();
+    let run = run_action(&ws, "schedule", &inputs, &env);
+    assert_eq!(run.code, 0, "{}", run.context());
+    assert_eq!(gh_log(), before);
+    assert_eq!(git(&upstream, &["rev-parse", branch]), pushed);
+    assert!(
+        run.summary.contains("already has these changes"),
+        "{}",
+        run.summary
+    );
+
+    // 3. New measurements on main: the branch is rewritten, the open pull request edited.
+    write(&ws, "metrics.json", &snapshot(1.6e10));
+    let base = commit_all(&ws, "new measurements");
+    git(&ws, &["push", "-q", "origin", "main"]);
+    let run = run_action(&ws, "schedule", &inputs, &env);
+    assert_eq!(run.code, 0, "{}", run.context());
+    let repushed = git(&upstream, &["rev-parse", branch]);
+    assert_ne!(repushed, pushed);
+    assert_eq!(
+        git(&upstream, &["rev-parse", &format!("{repushed}^")]),
+        base
+    );
+    let log_now = gh_log();
+    let new_calls: Vec<&str> = log_now[before.len()..]
+        .lines()
+        .filter(|l| l.starts_with("CALL "))
+        .collect::<Vec<_>>();
+    assert_eq!(new_calls.len(), 3, "{new_calls:?}");
+    assert!(new_calls[0].starts_with("CALL pr list "));
+    assert!(new_calls[1].starts_with("CALL pr edit 7 --body-file "));
+    assert!(new_calls[2].starts_with("CALL pr view 7 "));
+    assert!(
+        run.summary.contains("Pull request #7 updated"),
+        "{}",
+        run.summary
+    );
+
+    // 4. The pull request merged: nothing to right-size, no gh call, no push.
+    git(&ws, &["fetch", "-q", "origin"]);
+    git(
+        &ws,
+        &["merge", "-q", "--ff-only", "origin/gpulint/rightsize"],
+    );
+    git(&ws, &["push", "-q", "origin", "main"]);
+    let before = gh_log();
+    let run = run_action(&ws, "schedule", &inputs, &env);
+    assert_eq!(run.code, 0, "{}", run.context());
+    assert_eq!(gh_log(), before);
+    assert_eq!(git(&upstream, &["rev-parse", branch]), repushed);
+    assert!(
+        run.summary.contains("Nothing to right-size"),
+        "{}",
+        run.summary
+    );
+}
+
+#[test]
+fn fix_pull_request_without_measurements_or_off_the_base_branch_changes_nothing() {
+    let (tmp, ws) = repo(&[("apps/embedder.yaml", CLEAN)]);
+    let bin = tmp.path().join("fakebin");
+    write(&bin, "gh", FAKE_GH);
+    std::fs::set_permissions(
+        bin.join("gh"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let log = tmp.path().join("gh.log");
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let env = [
+        ("PATH", path.as_str()),
+        ("GH_LOG", log.to_str().unwrap()),
+        ("GITHUB_REF_NAME", "main"),
+    ];
+    let head = git(&ws, &["rev-parse", "HEAD"]);
+    // No measurements: refused.
+    let run = run_action(&ws, "schedule", &[("fix", "pull-request")], &env);
+    assert_eq!(run.code, 2, "{}", run.context());
+    assert!(
+        run.stdout.contains("needs measurements"),
+        "{}",
+        run.context()
+    );
+    // Prometheus unreachable: the snapshot fails, the step says why, nothing is made.
+    let run = run_action(
+        &ws,
+        "schedule",
+        &[
+            ("fix", "pull-request"),
+            ("prometheus-url", "http://127.0.0.1:9"),
+        ],
+        &env,
+    );
+    assert_eq!(run.code, 2, "{}", run.context());
+    assert!(
+        run.summary.contains("cannot reach Prometheus"),
+        "{}",
+        run.context()
+    );
+    // A checkout of another branch than the run's: refused.
+    git(&ws, &["checkout", "-q", "-b", "feature"]);
+    let run = run_action(
+        &ws,
+        "schedule",
+        &[("fix", "pull-request"), ("metrics", "m.json")],
+        &env,
+    );
+    assert_eq!(run.code, 2, "{}", run.context());
+    assert!(run.stdout.contains("HEAD is feature"), "{}", run.context());
+    assert!(!log.exists(), "gh was called");
+    assert_eq!(git(&ws, &["rev-parse", "HEAD"]), head);
+    assert_eq!(git(&ws, &["branch", "--list", "gpulint/rightsize"]), "");
+}
+
+#[test]
+fn html_file_writes_the_html_report_of_the_same_run() {
+    let (_tmp, ws) = repo(&[("apps/bad.yaml", BAD)]);
+    let run = run_action(&ws, "push", &[("html-file", "reports/gpulint.html")], &[]);
+    assert_eq!(run.code, 1, "{}", run.context());
+    let path = run.outputs.get("html-file").cloned().unwrap_or_default();
+    assert_eq!(
+        PathBuf::from(&path),
+        ws.canonicalize().unwrap().join("reports/gpulint.html"),
+        "{}",
+        run.context()
+    );
+    let html = std::fs::read_to_string(&path).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    let findings = json_findings(&ws, &["apps"]);
+    assert_eq!(html.matches("<tr data-rule=").count(), findings.len());
+    assert_eq!(run.rows().len(), findings.len());
 }

@@ -188,6 +188,14 @@ def main() -> int:
     ap.add_argument("--fixed-branch")
     ap.add_argument("--push-failed", action="store_true")
     ap.add_argument("--summary", help="file to append the Markdown summary to")
+    ap.add_argument("--note", help="a sentence for the summary (fix: pull-request's outcome)")
+    ap.add_argument("--changes", help="stderr of a `gpulint --fix` run: its `fixed` lines")
+    ap.add_argument("--pr-body", help="write a right-sizing pull request's body to this file")
+    ap.add_argument(
+        "--sizing",
+        help="gpulint --format markdown of the same run: its GPU and memory sections are "
+        "added to the summary",
+    )
     ap.add_argument("--output", help="GITHUB_OUTPUT file")
     args = ap.parse_args()
 
@@ -273,6 +281,10 @@ def main() -> int:
             f.write(f"notices={counts['info']}\n")
             f.write(f"input-errors={len(errors)}\n")
 
+    if args.pr_body:
+        with open(args.pr_body, "w", encoding="utf-8") as f:
+            f.write(redact(pr_body(read_text(args.sizing), read_text(args.changes))))
+
     if args.summary:
         with open(args.summary, "a", encoding="utf-8") as f:
             f.write(redact(summary(args, doc, findings, errors, counts, stderr_text)))
@@ -311,6 +323,8 @@ def summary(args, doc, findings, errors, counts, stderr_text) -> str:
             cell(f"`{p}`" if "`" not in p else p) for p in args.paths.split()
         )
     lines += [f"Scope: {scope}.", ""]
+    if args.note:
+        lines += [cell(args.note), ""]
     if args.fixed_commit:
         state = "could not be pushed" if args.push_failed else "pushed"
         lines += [
@@ -362,7 +376,54 @@ def summary(args, doc, findings, errors, counts, stderr_text) -> str:
             )
             lines.append(f"| {cell(where)} | {cell(e.get('message', ''))} |")
         lines.append("")
+    sizing = sizing_sections(read_text(args.sizing))
+    used = sum(len(line.encode()) + 1 for line in lines)
+    if sizing and used + len(sizing.encode()) <= SUMMARY_BUDGET:
+        lines += [sizing, ""]
     return "\n".join(lines) + "\n"
+
+
+# GitHub refuses a pull request body over 65,536 characters.
+PR_BODY_BUDGET = 60_000
+
+
+def pr_body(sizing: str, fix_stderr: str) -> str:
+    """A right-sizing pull request's body: every change gpulint made (its `fixed` lines), then
+    gpulint's Markdown report of what was measured (GPU table, memory chart, the findings with
+    their measured basis and suggested values)."""
+    changes = [line[len("fixed ") :] for line in fix_stderr.splitlines() if line.startswith("fixed ") and ": " in line]
+    lines = [
+        "Requests and limits set from measured usage by the gpulint Action (`fix: pull-request`).",
+        "A later run updates this pull request; it is not opened again while it is open.",
+        "",
+        f"### Changes ({len(changes)})",
+        "",
+        "| file:line | change |",
+        "|---|---|",
+    ]
+    for change in changes:
+        where, _, what = change.partition(": ")
+        lines.append(f"| {cell(where)} | {cell(what)} |")
+    lines.append("")
+    body = "\n".join(lines)
+    report = sizing.strip()
+    if report:
+        body += "\n" + report + "\n"
+    if len(body) > PR_BODY_BUDGET:
+        body = body[:PR_BODY_BUDGET].rsplit("\n", 1)[0]
+        body += "\n\n(cut here: GitHub limits a pull request body to 65,536 characters; the step summary has every finding.)\n"
+    return body
+
+
+def sizing_sections(text: str) -> str:
+    """The sections of gpulint's Markdown report between its header and its findings (GPUs by
+    namespace, the memory chart and table), headings included. gpulint escapes every cell of
+    them; they are written as they are."""
+    start = text.find("\n### GPUs by namespace\n")
+    if start < 0:
+        return ""
+    end = text.find("\n### Findings", start)
+    return text[start + 1 : end if end >= 0 else len(text)].strip()
 
 
 if __name__ == "__main__":

@@ -13,8 +13,12 @@
 #   INPUT_FAIL_ON          error | warning (default) | info
 #   INPUT_FORMAT           github (default: annotations) | sarif (writes INPUT_SARIF_FILE)
 #   INPUT_SARIF_FILE       default gpulint.sarif
+#   INPUT_HTML_FILE        also write the HTML report there (relative to the workspace)
 #   INPUT_CHANGED_ONLY     auto (default: true on pull_request events) | true | false
 #   INPUT_FIX              none (default) | commit: `gpulint --fix --commit`, then git push
+#                          | pull-request: the measured fixes on the branch gpulint/rightsize,
+#                          pushed, and one pull request opened or updated with `gh`
+#   INPUT_GITHUB_TOKEN     the token `gh` uses in pull-request mode (GH_TOKEN for gh only)
 #   INPUT_VERSION          informational: a warning when the built gpulint differs
 #   GPULINT_BIN            the gpulint binary (default: `gpulint` on PATH)
 #
@@ -27,7 +31,8 @@
 # second run writes the SARIF file.
 #
 # Outputs (GITHUB_OUTPUT): exit-code, findings, errors, warnings, notices, input-errors,
-# sarif-file (sarif mode), changed-since (the commit compared with), fixed-commit (fix: commit).
+# sarif-file (sarif mode), html-file (with INPUT_HTML_FILE), changed-since (the commit compared with), fixed-commit (fix: commit),
+# pull-request (fix: pull-request: the URL of the pull request opened or updated).
 #
 # Exit code: gpulint's - 0 nothing at or above fail-on, 1 findings at or above it, 2 usage,
 # config, input or action errors (a failed push included).
@@ -54,9 +59,10 @@ warn() { printf '::warning title=gpulint action::%s\n' "$(command_data "$*")"; }
 # Inputs
 
 token="${INPUT_PROMETHEUS_TOKEN:-}"
-# Keep the token out of the environment of everything but gpulint and report.py (first,
-# before any other program starts).
-unset INPUT_PROMETHEUS_TOKEN GPULINT_PROMETHEUS_TOKEN
+github_token="${INPUT_GITHUB_TOKEN:-}"
+# Keep the tokens out of the environment of everything but the one program that uses each
+# (first, before any other program starts).
+unset INPUT_PROMETHEUS_TOKEN GPULINT_PROMETHEUS_TOKEN INPUT_GITHUB_TOKEN
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
 config="${INPUT_CONFIG:-}"
@@ -65,6 +71,7 @@ prometheus_url="${INPUT_PROMETHEUS_URL:-}"
 fail_on="${INPUT_FAIL_ON:-warning}"
 format="${INPUT_FORMAT:-github}"
 sarif_file="${INPUT_SARIF_FILE:-gpulint.sarif}"
+html_file="${INPUT_HTML_FILE:-}"
 changed_only="${INPUT_CHANGED_ONLY:-auto}"
 fix="${INPUT_FIX:-none}"
 version="${INPUT_VERSION:-}"
@@ -72,7 +79,7 @@ bin="${GPULINT_BIN:-gpulint}"
 
 case "$fail_on" in error | warning | info) ;; *) die "fail-on must be error, warning or info, not '$fail_on'" ;; esac
 case "$format" in github | sarif) ;; *) die "format must be github or sarif, not '$format'" ;; esac
-case "$fix" in none | commit) ;; *) die "fix must be none or commit, not '$fix'" ;; esac
+case "$fix" in none | commit | pull-request) ;; *) die "fix must be none, commit or pull-request, not '$fix'" ;; esac
 case "$changed_only" in
     auto | '')
         case "${GITHUB_EVENT_NAME:-}" in
@@ -190,7 +197,149 @@ run_gpulint() {
 # report.py ARGS...: the token is passed for redaction only, in the environment.
 report() { GPULINT_ACTION_REDACT="$token" python3 "$here/report.py" "$@"; }
 
-primary=("${common[@]}" --format json)
+# The HTML report, from the run that reports the findings (one run, one query).
+html_args=()
+if [[ -n "$html_file" ]]; then
+    [[ "$html_file" != -* ]] || die "html-file: '$html_file' looks like an option"
+    mkdir -p "$(dirname "$html_file")"
+    html_args=(--output-format "html=$html_file")
+fi
+# Sets the html-file output when the report was written.
+html_output() {
+    [[ -n "$html_file" && -f "$html_file" ]] || return 0
+    output html-file "$(cd "$(dirname "$html_file")" && pwd -P)/$(basename "$html_file")"
+}
+
+# ---------------------------------------------------------------------------------------
+# fix: pull-request - a right-sizing pull request, for schedule and workflow_dispatch runs
+
+rightsize_branch="gpulint/rightsize"
+# The rules judged against measurements (MEASURED_RULES in src/rules/headroom.rs; a test in
+# tests/action.rs keeps the two lists equal): the pull request changes what was measured only.
+measured_rules="MEM001,MEM002,MEM003,MEM004,CPU001,GPU010,GPU011,MET001"
+
+# gh with the token in its environment only.
+gh_cli() { GH_TOKEN="$github_token" gh "$@" </dev/null; }
+
+# Measures once (a snapshot both runs read, so the report and the fixes agree), reports what
+# was measured, commits the fixes on a fresh gpulint/rightsize from the base branch, and
+# pushes and opens (or updates) one pull request when that differs from what the branch
+# upstream holds. Nothing to change: no branch, no pull request. Exits: 0, or 2 for errors.
+rightsize_pull_request() {
+    in_git_repo || die "fix: pull-request needs a git checkout"
+    [[ -n "$metrics" || -n "$prometheus_url" ]] ||
+        die "fix: pull-request needs measurements: give metrics or prometheus-url"
+    command -v gh >/dev/null 2>&1 || die "fix: pull-request needs the GitHub CLI (gh), as on GitHub-hosted runners"
+    local base current
+    current="$(git symbolic-ref --quiet --short HEAD || true)"
+    base="${GITHUB_REF_NAME:-$current}"
+    if [[ -z "$current" || "$current" != "$base" || "$base" == "$rightsize_branch" ]]; then
+        die "fix: pull-request: HEAD is ${current:-detached}; run it on the base branch (a schedule or workflow_dispatch run of the default branch)"
+    fi
+    if [[ -n "${GITHUB_ACTIONS:-}" ]]; then
+        git config user.name >/dev/null || git config user.name 'github-actions[bot]'
+        git config user.email >/dev/null ||
+            git config user.email '41898282+github-actions[bot]@users.noreply.github.com'
+    fi
+
+    local args=(--fail-on "$fail_on" --select "$measured_rules")
+    [[ -n "$config" ]] && args+=(--config "$config")
+    if [[ -n "$prometheus_url" ]]; then
+        local snapshot_args=(snapshot --prometheus "$prometheus_url" --output "$work/usage.json")
+        [[ -n "$config" ]] && snapshot_args+=(--config "$config")
+        run_gpulint "$work/snapshot.out" "$work/snapshot.stderr" "${snapshot_args[@]}" -- "${paths[@]}"
+        if [[ $rc -ne 0 ]]; then
+            report --json /dev/null --stderr "$work/snapshot.stderr" --rc 2 --format "$format" \
+                --fail-on "$fail_on" --workspace "$workspace" --paths "${paths[*]}" \
+                ${GITHUB_STEP_SUMMARY:+--summary "$GITHUB_STEP_SUMMARY"} || true
+            output exit-code 2
+            exit 2
+        fi
+        args+=(--metrics "$work/usage.json")
+    else
+        args+=(--metrics "$metrics")
+    fi
+
+    # What was measured and what should change: the summary and the pull request's body.
+    run_gpulint "$work/lint.json" "$work/lint.stderr" "${args[@]}" --format json \
+        --output-format "markdown=$work/sizing.md" ${html_args[@]+"${html_args[@]}"} -- "${paths[@]}"
+    local lint_rc=$rc
+    html_output
+
+    local head_before head_after fix_rc
+    head_before="$(git rev-parse HEAD)"
+    git checkout -q -B "$rightsize_branch"
+    run_gpulint "$work/fix.json" "$work/fix.stderr" "${args[@]}" --format json --fix --commit \
+        --message "gpulint: right-size requests and limits from measurements" -- "${paths[@]}"
+    fix_rc=$rc
+    head_after="$(git rev-parse HEAD)"
+    git checkout -q "$base"
+    git branch -q -D "$rightsize_branch"
+
+    local note="" url="" failed=""
+    if [[ "$head_after" == "$head_before" ]]; then
+        note="Nothing to right-size: no branch pushed, no pull request."
+    else
+        # The branch upstream holds this very change already (an earlier run): nothing new.
+        local remote_tree=""
+        if git fetch --quiet origin "+refs/heads/$rightsize_branch:refs/remotes/origin/$rightsize_branch" 2>/dev/null; then
+            remote_tree="$(git rev-parse --verify --quiet "refs/remotes/origin/$rightsize_branch^{tree}" || true)"
+        fi
+        if [[ -n "$remote_tree" && "$remote_tree" == "$(git rev-parse "$head_after^{tree}")" ]]; then
+            note="The branch $rightsize_branch already has these changes: nothing pushed, the pull request is as it was."
+        elif ! git push --quiet --force origin "$head_after:refs/heads/$rightsize_branch"; then
+            failed="the push of $rightsize_branch failed (contents: write permission?)"
+        else
+            printf 'gpulint action: pushed %s to %s\n' "${head_after:0:12}" "$rightsize_branch"
+            report --json "$work/lint.json" --rc "$lint_rc" --workspace "$workspace" \
+                --sizing "$work/sizing.md" --changes "$work/fix.stderr" --pr-body "$work/body.md" >/dev/null
+            local number
+            if ! number="$(gh_cli pr list --head "$rightsize_branch" --base "$base" --state open \
+                --json number --jq '.[0].number // empty')"; then
+                failed="gh pr list failed (pull-requests: write permission?)"
+            elif [[ -n "$number" ]]; then
+                if gh_cli pr edit "$number" --body-file "$work/body.md" >/dev/null; then
+                    url="$(gh_cli pr view "$number" --json url --jq .url || true)"
+                    note="Pull request #$number updated: ${url:-$rightsize_branch}"
+                else
+                    failed="gh pr edit $number failed"
+                fi
+            elif url="$(gh_cli pr create --base "$base" --head "$rightsize_branch" \
+                --title "gpulint: right-size GPU workloads from measurements" \
+                --body-file "$work/body.md")"; then
+                note="Pull request opened: $url"
+            else
+                failed="gh pr create failed (pull-requests: write permission?)"
+            fi
+        fi
+    fi
+    [[ -n "$failed" ]] && note="Right-sizing pull request not made: $failed."
+    printf 'gpulint action: %s\n' "$note"
+    [[ -n "$url" ]] && output pull-request "$url"
+
+    cat "$work/fix.stderr" >>"$work/lint.stderr"
+    # The findings go to the pull request: the step fails on errors only (exit 2).
+    local code=0
+    [[ $lint_rc -le 1 && $fix_rc -le 1 && -z "$failed" ]] || code=2
+    local report_args=(
+        --json "$work/lint.json" --stderr "$work/lint.stderr" --rc "$code"
+        --format "$format" --fail-on "$fail_on" --workspace "$workspace"
+        --paths "${paths[*]}" --note "$note" --sizing "$work/sizing.md"
+    )
+    [[ -n "${GITHUB_STEP_SUMMARY:-}" ]] && report_args+=(--summary "$GITHUB_STEP_SUMMARY")
+    [[ -n "${GITHUB_OUTPUT:-}" ]] && report_args+=(--output "$GITHUB_OUTPUT")
+    local report_rc=0
+    report "${report_args[@]}" || report_rc=$?
+    [[ $report_rc -eq 0 ]] || code=2
+    [[ -z "$failed" ]] || printf '::error title=gpulint fix::%s\n' "$(command_data "$failed")"
+    output exit-code "$code"
+    exit "$code"
+}
+
+[[ "$fix" == pull-request ]] && rightsize_pull_request
+
+# The sizing report (GPUs by namespace, the memory chart) from the same run: one query.
+primary=("${common[@]}" --format json --output-format "markdown=$work/sizing.md" ${html_args[@]+"${html_args[@]}"})
 [[ -n "$changed_since" ]] && primary+=(--changed-since "$changed_since")
 
 fixed_commit=""
@@ -219,6 +368,7 @@ fi
 
 run_gpulint "$work/lint.json" "$work/lint.stderr" "${primary[@]}" -- "${paths[@]}"
 lint_rc=$rc
+html_output
 
 if [[ "$fix" == commit ]]; then
     head_after="$(git rev-parse HEAD)"
@@ -260,6 +410,7 @@ report_args=(
 [[ -n "$sarif_abs" ]] && report_args+=(--sarif-file "$sarif_file")
 [[ "$format" == sarif && -z "$sarif_abs" ]] && report_args+=(--sarif-stderr "$work/sarif.stderr")
 [[ -n "${GITHUB_STEP_SUMMARY:-}" ]] && report_args+=(--summary "$GITHUB_STEP_SUMMARY")
+[[ -f "$work/sizing.md" ]] && report_args+=(--sizing "$work/sizing.md")
 [[ -n "${GITHUB_OUTPUT:-}" ]] && report_args+=(--output "$GITHUB_OUTPUT")
 report_rc=0
 report "${report_args[@]}" || report_rc=$?

@@ -548,3 +548,85 @@ fn unknown_note(n: u64) -> String {
         format!(" + {n} pod set(s) not counted (size or GPU quantity unknown)")
     }
 }
+
+/// One CSV field (RFC 4180): quoted when it holds a comma, quote or line break. A field a
+/// spreadsheet would run as a formula (`=`, `+`, `-`, `@` first: names come from the
+/// repository) gets a leading `'`, as OWASP advises against CSV injection.
+fn csv_field(s: &str) -> String {
+    let s = super::printable(s);
+    let s = if s.starts_with(['=', '+', '-', '@']) {
+        format!("'{s}")
+    } else {
+        s.into_owned()
+    };
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s
+    }
+}
+
+/// `inventory --format csv`: one row per container, the columns of the table split so a
+/// spreadsheet can sum them (GPUs per pod, pods, the workload's GPU total).
+pub fn csv(linter: &Linter, inventory: &Value) -> String {
+    let mut out = String::from(
+        "file,line,namespace,kind,name,render,container,init,gpus_per_pod,pods,workload_gpus,cpu_request,cpu_limit,memory_request,memory_limit\r\n",
+    );
+    let none = Vec::new();
+    for w in inventory["workloads"].as_array().unwrap_or(&none) {
+        let pod_sets = w["pod_sets"].as_array().unwrap_or(&none);
+        for c in w["containers"].as_array().unwrap_or(&none) {
+            let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
+            let pods = c["pod_set"]
+                .as_u64()
+                .and_then(|i| pod_sets.get(usize::try_from(i).ok()?))
+                .map_or_else(String::new, pods_label);
+            let gpus = container_gpus(&linter.gpu_names, c);
+            let row = [
+                c["resources_file"]
+                    .as_str()
+                    .or(w["file"].as_str())
+                    .unwrap_or_default()
+                    .to_string(),
+                c["resources_line"]
+                    .as_u64()
+                    .or(w["line"].as_u64())
+                    .map_or_else(String::new, |n| n.to_string()),
+                text(&w["namespace"]),
+                text(&w["kind"]),
+                text(&w["name"]),
+                text(&w["render"]),
+                text(&c["name"]),
+                (c["init"].as_bool() == Some(true)).to_string(),
+                if gpus == "-" { String::new() } else { gpus },
+                pods,
+                w["gpus"]
+                    .as_i64()
+                    .map_or_else(String::new, |n| n.to_string()),
+                text(&c["requests"]["cpu"]),
+                text(&c["limits"]["cpu"]),
+                text(&c["requests"]["memory"]),
+                text(&c["limits"]["memory"]),
+            ];
+            let fields: Vec<String> = row.iter().map(|f| csv_field(f)).collect();
+            out.push_str(&fields.join(","));
+            out.push_str("\r\n");
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod csv_tests {
+    use super::csv_field;
+
+    #[test]
+    fn fields_are_quoted_and_formulas_defused() {
+        assert_eq!(csv_field("plain"), "plain");
+        assert_eq!(csv_field("a,b"), "\"a,b\"");
+        assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+        assert_eq!(csv_field("=HYPERLINK(\"x\")"), "\"'=HYPERLINK(\"\"x\"\")\"");
+        assert_eq!(csv_field("@cmd"), "'@cmd");
+        assert_eq!(csv_field("a\u{1b}b"), "a\\u{1b}b");
+    }
+}

@@ -1,17 +1,79 @@
 //! Output formats. Each reads a finished `Run`; none of them changes it.
 
 pub mod github;
+pub mod gitlab;
+pub mod html;
 pub mod human;
 pub mod inventory;
 pub mod json;
+pub mod junit;
+pub mod markdown;
 pub mod sarif;
 
 use std::borrow::Cow;
 
 use serde_json::ser::{Formatter, PrettyFormatter};
 
+use crate::cli::Format;
 use crate::lint::Run;
 use crate::rules::Finding;
+
+/// A report of `format` as text: what `--format` prints, `-o` and `--output-format` write.
+/// (The CLI streams json and sarif to stdout instead: at 10,000 manifests a string of the whole
+/// report is the peak of the run's memory.)
+pub fn render(format: Format, run: &Run, page: &html::Page, color: bool) -> String {
+    let to_string = |write: &dyn Fn(&mut Vec<u8>) -> std::io::Result<()>| {
+        let mut out = Vec::new();
+        // Writing to a Vec cannot fail.
+        let _ = write(&mut out);
+        String::from_utf8_lossy(&out).into_owned()
+    };
+    match format {
+        Format::Human => human::render(run, color),
+        Format::Json => to_string(&|out| json::write(run, out)),
+        Format::Sarif => to_string(&|out| sarif::write(run, out)),
+        Format::Github => github::render(run),
+        Format::Junit => junit::render(run, page.fail_on),
+        Format::Gitlab => gitlab::render(run),
+        Format::Html => html::render(run, page),
+        Format::Markdown => markdown::render(run, page),
+    }
+}
+
+/// `secs` since the Unix epoch as RFC 3339 UTC (`2026-12-01T00:00:00Z`), without a date crate.
+pub fn rfc3339(secs: u64) -> String {
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// The time a report says it was made: `SOURCE_DATE_EPOCH` when set (the reproducible-builds
+/// convention: the same input gives the same file), else now.
+pub fn report_time() -> String {
+    let secs = std::env::var("SOURCE_DATE_EPOCH")
+        .ok()
+        .and_then(|s| s.trim().parse::<u64>().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs())
+        });
+    rfc3339(secs)
+}
 
 /// Where a finding is, in the terms every format uses: 1-based lines and columns, end exclusive.
 #[derive(Clone, Debug, PartialEq, Eq)]

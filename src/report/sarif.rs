@@ -45,7 +45,7 @@ fn uri(path: &str) -> String {
 
 /// FNV-1a: a stable fingerprint that does not depend on the line number, so a finding keeps its
 /// identity when lines move above it.
-fn fingerprint(parts: &[&str]) -> String {
+pub(crate) fn fingerprint(parts: &[&str]) -> String {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     for part in parts {
         for b in part.bytes().chain([0u8]) {

@@ -1,0 +1,288 @@
+//! `--format markdown`: the sizing report in GitHub-flavoured Markdown, for a step summary or
+//! the body of a right-sizing pull request (the Action uses it for both).
+//!
+//! GPUs by namespace as a table; for the containers with measured findings a Mermaid
+//! `xychart-beta` block (memory: bars at the measured P99, a line at the limit; GitHub renders
+//! Mermaid in Markdown, and `xychart-beta` since Mermaid 10.5) and the same figures as a table,
+//! so a viewer without the chart loses nothing; then every finding with its suggested value.
+//! Text from the repository is escaped by [`cell`]; chart labels keep only safe characters.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+
+use super::html::{namespace_gpus, Page};
+use super::location;
+use crate::lint::Run;
+use crate::metrics::usage::ContainerKey;
+use crate::rules::Finding;
+
+/// At most this many containers in the chart and its table: a summary is read, not searched.
+const CHART_CONTAINERS: usize = 20;
+
+/// A table cell: characters that would start Markdown or HTML escaped (CommonMark allows a
+/// backslash before any ASCII punctuation), `|` kept inside the cell, line breaks as `<br>`.
+/// Code spans (`` `x` ``) from the messages are kept, only their `|` escaped.
+pub(crate) fn cell(s: &str) -> String {
+    let s = super::printable(s);
+    let mut out = String::with_capacity(s.len());
+    for (i, part) in s.split('`').enumerate() {
+        if i > 0 {
+            out.push('`');
+        }
+        // Odd parts are inside a code span when the backticks pair up.
+        let in_code = i % 2 == 1 && s.matches('`').count() % 2 == 0 && !part.contains('\n');
+        for c in part.chars() {
+            match c {
+                '|' => out.push_str("\\|"),
+                '\n' => out.push_str("<br>"),
+                '\r' => {}
+                c if !in_code && "\\*_[]<>~&#!".contains(c) => {
+                    out.push('\\');
+                    out.push(c);
+                }
+                c => out.push(c),
+            }
+        }
+    }
+    if s.matches('`').count() % 2 == 1 {
+        // An unpaired backtick would open a code span that swallows the rest of the row.
+        out = out.replace('`', "\\`");
+    }
+    let trimmed = out.trim();
+    if trimmed.is_empty() {
+        "-".into()
+    } else {
+        trimmed.to_string()
+    }
+}
+
+/// A Mermaid label: letters, digits and `/._-` only (no quote can end it early).
+fn label(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "/._-".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+fn gib(bytes: f64) -> String {
+    format!("{:.1}", bytes / (1u64 << 30) as f64)
+}
+
+fn suggested(f: &Finding) -> String {
+    f.recommended
+        .as_ref()
+        .map(|r| {
+            [("memory", &r.memory), ("cpu", &r.cpu)]
+                .into_iter()
+                .filter_map(|(k, v)| Some(format!("{k}: {}", v.as_ref()?)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "-".into())
+}
+
+pub fn render(run: &Run, page: &Page) -> String {
+    let linter = page.linter;
+    let inventory = super::inventory::workloads(linter, &run.files, &run.units, &run.releases);
+    let mut md = String::new();
+    let _ = writeln!(md, "## gpulint sizing report: {}\n", cell(&page.repo));
+    let metrics = match &linter.usage {
+        Some(u) => format!(
+            "{}, window {}",
+            u.source,
+            u.window.as_deref().unwrap_or("unknown")
+        ),
+        None => "none".into(),
+    };
+    let _ = writeln!(
+        md,
+        "Generated {} · metrics: {}\n",
+        cell(&page.generated_at),
+        cell(&metrics)
+    );
+
+    md.push_str("### GPUs by namespace\n\n");
+    let namespaces = namespace_gpus(run, &inventory);
+    if namespaces.is_empty() {
+        md.push_str("No workload requests a GPU.\n\n");
+    } else {
+        md.push_str("| namespace | GPUs requested | on underused workloads (GPU010) | pod sets not counted |\n|---|--:|--:|--:|\n");
+        let (mut total, mut under, mut unknown) = (0i64, 0i64, 0u64);
+        for n in &namespaces {
+            total = total.saturating_add(n.requested);
+            under = under.saturating_add(n.underused);
+            unknown = unknown.saturating_add(n.unknown_pod_sets);
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} | {} |",
+                cell(&n.namespace),
+                n.requested,
+                n.underused,
+                n.unknown_pod_sets
+            );
+        }
+        let _ = writeln!(
+            md,
+            "| **total** | **{total}** | **{under}** | **{unknown}** |\n"
+        );
+    }
+
+    // Containers with measured findings, and what was measured for them.
+    let findings: Vec<&Finding> = run
+        .findings
+        .iter()
+        .filter(|f| f.suppression.is_none())
+        .collect();
+    let measured_rules = crate::rules::headroom::MEASURED_RULES;
+    if let Some(usage) = &linter.usage {
+        let mut keys: std::collections::BTreeMap<ContainerKey, Vec<&Finding>> = Default::default();
+        for f in findings
+            .iter()
+            .filter(|f| measured_rules.contains(&f.rule.id))
+        {
+            let (Some(name), Some(container)) = (&f.object.name, &f.container) else {
+                continue;
+            };
+            let key = ContainerKey {
+                namespace: f.namespace.clone().unwrap_or_default(),
+                kind: f.object.kind.clone(),
+                name: name.clone(),
+                container: container.clone(),
+            };
+            keys.entry(key).or_default().push(f);
+        }
+        let rows: Vec<_> = keys
+            .iter()
+            .filter_map(|(k, fs)| Some((k, fs, usage.get(k)?.memory_bytes?)))
+            .collect();
+        if !rows.is_empty() {
+            let shown = &rows[..rows.len().min(CHART_CONTAINERS)];
+            let limits: Vec<Option<f64>> = shown
+                .iter()
+                .map(|(k, _, _)| container_limit(&inventory, k))
+                .collect();
+            md.push_str("### Memory of the containers with measured findings\n\n");
+            md.push_str("```mermaid\nxychart-beta\n    title \"Memory (GiB): bars = measured P99, line = limit\"\n    x-axis [");
+            let names: Vec<String> = shown
+                .iter()
+                .map(|(k, _, _)| format!("\"{}\"", label(&format!("{}/{}", k.name, k.container))))
+                .collect();
+            md.push_str(&names.join(", "));
+            md.push_str("]\n    y-axis \"GiB\"\n    bar [");
+            let p99: Vec<String> = shown
+                .iter()
+                .map(|(_, _, m)| gib(m.p99.or(m.max).unwrap_or(0.0)))
+                .collect();
+            md.push_str(&p99.join(", "));
+            md.push_str("]\n    line [");
+            let lim: Vec<String> = limits.iter().map(|l| gib(l.unwrap_or(0.0))).collect();
+            md.push_str(&lim.join(", "));
+            md.push_str("]\n```\n\n");
+            md.push_str("| container | memory request | limit | P50 | P99 | max | suggested | findings |\n|---|--:|--:|--:|--:|--:|---|---|\n");
+            for ((k, fs, m), limit) in shown.iter().zip(&limits) {
+                let request = container_quantity(&inventory, k, "requests");
+                let fmt =
+                    |v: Option<f64>| v.map_or_else(|| "-".into(), |v| format!("{}Gi", gib(v)));
+                let ids: BTreeSet<&str> = fs.iter().map(|f| f.rule.id).collect();
+                let suggestion = fs
+                    .iter()
+                    .find_map(|f| f.recommended.as_ref()?.memory.clone())
+                    .unwrap_or_else(|| "-".into());
+                let _ = writeln!(
+                    md,
+                    "| {} | {} | {} | {} | {} | {} | {} | {} |",
+                    cell(&format!(
+                        "{}/{}/{} · {}",
+                        k.namespace, k.kind, k.name, k.container
+                    )),
+                    fmt(request),
+                    fmt(*limit),
+                    fmt(m.p50),
+                    fmt(m.p99),
+                    fmt(m.max),
+                    cell(&suggestion),
+                    ids.into_iter().collect::<Vec<_>>().join(", ")
+                );
+            }
+            if rows.len() > shown.len() {
+                let _ = writeln!(
+                    md,
+                    "\n{} more container(s) with measured findings: see the findings below.",
+                    rows.len() - shown.len()
+                );
+            }
+            md.push('\n');
+        }
+    }
+
+    let _ = writeln!(md, "### Findings ({})\n", findings.len());
+    if findings.is_empty() {
+        md.push_str("No findings.\n");
+    } else {
+        md.push_str("| file:line | rule | message | suggested value |\n|---|---|---|---|\n");
+        for f in &findings {
+            let at = location(run, f);
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} | {} |",
+                cell(&format!("{}:{}", at.file, at.line)),
+                cell(&format!("{} ({})", f.rule.id, f.severity.as_str())),
+                cell(&f.message),
+                cell(&suggested(f))
+            );
+        }
+    }
+    md
+}
+
+/// The workload container `key` in the inventory.
+fn inventory_container<'a>(
+    inventory: &'a serde_json::Value,
+    key: &ContainerKey,
+) -> Option<&'a serde_json::Value> {
+    inventory["workloads"]
+        .as_array()?
+        .iter()
+        .filter(|w| {
+            w["namespace"].as_str() == Some(key.namespace.as_str())
+                && w["kind"].as_str() == Some(key.kind.as_str())
+                && w["name"].as_str() == Some(key.name.as_str())
+        })
+        .flat_map(|w| w["containers"].as_array().into_iter().flatten())
+        .find(|c| c["name"].as_str() == Some(key.container.as_str()))
+}
+
+fn container_quantity(
+    inventory: &serde_json::Value,
+    key: &ContainerKey,
+    side: &str,
+) -> Option<f64> {
+    let text = inventory_container(inventory, key)?[side]["memory"].as_str()?;
+    let q: crate::k8s::quantity::Quantity = text.parse().ok()?;
+    q.ceil_bytes().map(|b| b as f64)
+}
+
+fn container_limit(inventory: &serde_json::Value, key: &ContainerKey) -> Option<f64> {
+    container_quantity(inventory, key, "limits")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cells_escape_markup_and_keep_code_spans() {
+        assert_eq!(cell("a | b"), "a \\| b");
+        assert_eq!(cell("`x|y` <b>*"), "`x\\|y` \\<b\\>\\*");
+        assert_eq!(cell("one `tick"), "one \\`tick");
+        assert_eq!(cell("line\nnext"), "line<br>next");
+        assert_eq!(cell(""), "-");
+        assert_eq!(label("ns/\"evil\" ]x"), "ns/_evil___x");
+    }
+}
