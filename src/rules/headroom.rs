@@ -17,8 +17,8 @@ use crate::source::yaml::ScalarStyle;
 /// The rules judged against measured usage: they need `--metrics`, `--prometheus` or a
 /// configured snapshot.
 pub const MEASURED_RULES: &[&str] = &[
-    "MEM001", "MEM002", "MEM003", "MEM004", "CPU001", "GPU010", "GPU011", "GPU013", "GPU014",
-    "GPU015", "MET001",
+    "MEM001", "MEM002", "MEM003", "MEM004", "MEM005", "CPU001", "GPU010", "GPU011", "GPU013",
+    "GPU014", "GPU015", "MET001",
 ];
 
 /// The measured values a finding recommends; shown in messages and in the JSON output.
