@@ -2,6 +2,7 @@
 
 pub mod catalog;
 pub mod gpu;
+pub mod kueue;
 pub mod podsets;
 pub mod quantity;
 pub mod workload;

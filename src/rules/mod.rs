@@ -204,6 +204,62 @@ pub static RULES: &[RuleInfo] =
             "GPU batch workload without a kueue.x-k8s.io/queue-name label where Kueue queues exist"
         ),
         rule!(
+            "KUE002",
+            "kueue-local-queue-unknown",
+            Error,
+            true,
+            Never,
+            "kueue.x-k8s.io/queue-name names no LocalQueue in the workload's namespace: the job stays suspended"
+        ),
+        rule!(
+            "KUE003",
+            "kueue-cluster-queue-unknown",
+            Error,
+            true,
+            Never,
+            "a LocalQueue points to a ClusterQueue the repo does not define: its workloads are never admitted"
+        ),
+        rule!(
+            "KUE004",
+            "kueue-namespace-not-selected",
+            Error,
+            true,
+            Never,
+            "a LocalQueue's namespace is excluded by its ClusterQueue's namespaceSelector"
+        ),
+        rule!(
+            "KUE005",
+            "kueue-quota-never-admits",
+            Error,
+            true,
+            Never,
+            "a workload asks for more than its ClusterQueue can ever reach, borrowing included"
+        ),
+        rule!(
+            "KUE006",
+            "kueue-resource-not-covered",
+            Error,
+            true,
+            Never,
+            "a workload requests a resource no resource group of its ClusterQueue covers"
+        ),
+        rule!(
+            "KUE007",
+            "kueue-flavor-node-labels-conflict",
+            Error,
+            true,
+            Never,
+            "the pod's nodeSelector/required affinity contradicts every flavor that covers its GPUs"
+        ),
+        rule!(
+            "KUE008",
+            "kai-queue-unknown",
+            Error,
+            true,
+            Never,
+            "a kai.scheduler/queue label names no KAI Queue the repo defines"
+        ),
+        rule!(
             "MEM001",
             "memory-limit-below-usage",
             Error,
@@ -363,6 +419,43 @@ impl Hit {
 pub struct RepoFacts {
     /// Kueue LocalQueue names by namespace (`default` when the manifest has none).
     pub local_queues: BTreeMap<String, BTreeSet<String>>,
+    /// Kueue's (and KAI's) queues, quotas and flavors, and Namespace labels.
+    pub kueue: crate::k8s::kueue::KueueFacts,
+}
+
+impl RepoFacts {
+    /// Records what rules need to know of one object (any kind; most are ignored).
+    pub fn add(&mut self, object: &crate::k8s::workload::Object) {
+        let id = &object.id;
+        let is_queue =
+            id.kind == "LocalQueue" && id.api_version.starts_with(crate::k8s::kueue::GROUP);
+        if let (true, Some(name)) = (is_queue, &id.name) {
+            let ns = id.namespace.clone().unwrap_or_else(|| "default".into());
+            self.local_queues
+                .entry(ns)
+                .or_default()
+                .insert(name.clone());
+        }
+        self.kueue.add(object, "default");
+    }
+
+    /// The facts of every object of a YAML text (tests).
+    #[cfg(test)]
+    pub fn of_text(text: &str) -> RepoFacts {
+        let stream = crate::source::yaml::Stream::parse(text);
+        let mut facts = RepoFacts::default();
+        for doc in &stream.documents {
+            for object in crate::k8s::workload::objects(doc) {
+                facts.add(&object);
+            }
+        }
+        facts
+    }
+}
+
+/// Kinds checked on their own, not as workloads (they run no pods): a LocalQueue's target.
+pub fn checks_object(id: &ObjectRef) -> bool {
+    id.kind == "LocalQueue" && id.api_version.starts_with(crate::k8s::kueue::GROUP)
 }
 
 /// What the rules need besides the workload.
@@ -528,7 +621,12 @@ pub(crate) mod test_support {
                 default_namespace: "default",
             };
             for obj in objects(doc) {
-                if let Some(w) = Workload::of(obj, &catalog) {
+                let view = if checks_object(&obj.id) {
+                    Some(Workload::bare(obj))
+                } else {
+                    Workload::of(obj, &catalog)
+                };
+                if let Some(w) = view {
                     for h in check_workload(&cx, &w) {
                         if !all && !rule(h.rule).is_some_and(|r| r.enabled_by_default) {
                             continue;
