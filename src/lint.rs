@@ -133,7 +133,8 @@ impl Linter {
     pub fn new(config: Config, selection: Selection) -> Linter {
         let mut catalog = Catalog::builtin();
         catalog.extend(config.workloads.clone());
-        let gpu_names = GpuNames::new(config.gpu_resources.clone());
+        let gpu_names = GpuNames::new(config.gpu_resources.clone())
+            .with_device_classes(config.gpu_device_classes.clone());
         let config_policy = config.policy.clone();
         Linter {
             config,

@@ -1,6 +1,7 @@
 //! Kubernetes knowledge: quantities, GPU resource names, the workload catalogue and views.
 
 pub mod catalog;
+pub mod dra;
 pub mod gpu;
 pub mod kueue;
 pub mod podsets;

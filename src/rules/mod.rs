@@ -4,6 +4,7 @@
 //! a message. The engine turns hits into findings: it applies the config's severities and
 //! enablement, `--select`/`--ignore`, and the suppressions.
 
+mod dra;
 mod gpu;
 pub mod headroom;
 mod kueue;
@@ -260,6 +261,70 @@ pub static RULES: &[RuleInfo] =
             "a kai.scheduler/queue label names no KAI Queue the repo defines"
         ),
         rule!(
+            "DRA001",
+            "dra-container-claim-unknown",
+            Error,
+            true,
+            Never,
+            "a container's resources.claims names no entry of the pod's resourceClaims: rejected"
+        ),
+        rule!(
+            "DRA002",
+            "dra-claim-source-missing",
+            Error,
+            true,
+            Never,
+            "a pod claim names neither resourceClaimTemplateName nor resourceClaimName: rejected"
+        ),
+        rule!(
+            "DRA003",
+            "dra-claim-unknown",
+            Error,
+            true,
+            Never,
+            "a pod claim names a ResourceClaimTemplate or ResourceClaim the repo does not define"
+        ),
+        rule!(
+            "DRA004",
+            "dra-shared-claim-multi-replica",
+            Warning,
+            true,
+            Never,
+            "a resourceClaimName in a multi-replica pod template: every pod shares one device set"
+        ),
+        rule!(
+            "DRA005",
+            "dra-request-shape-v1beta1",
+            Error,
+            true,
+            Never,
+            "deviceClassName directly on a request under resource.k8s.io/v1 (or v1beta2), where exactly: is required"
+        ),
+        rule!(
+            "DRA006",
+            "dra-gpu-allocated-twice",
+            Warning,
+            true,
+            Never,
+            "a container asks for nvidia.com/gpu and for GPUs through a DRA claim: two allocations"
+        ),
+        rule!(
+            "DRA007",
+            "dra-mig-profile-unknown",
+            Warning,
+            true,
+            Never,
+            "a CEL selector asks for a MIG profile no NVIDIA GPU offers"
+        ),
+        rule!(
+            "DRA008",
+            "dra-gpu-count-unknown",
+            Info,
+            true,
+            Never,
+            "a GPU request with allocationMode: All: the number of GPUs is not known from the repo"
+        ),
+        rule!(
             "MEM001",
             "memory-limit-below-usage",
             Error,
@@ -421,6 +486,8 @@ pub struct RepoFacts {
     pub local_queues: BTreeMap<String, BTreeSet<String>>,
     /// Kueue's (and KAI's) queues, quotas and flavors, and Namespace labels.
     pub kueue: crate::k8s::kueue::KueueFacts,
+    /// DRA ResourceClaimTemplates and ResourceClaims.
+    pub dra: crate::k8s::dra::DraFacts,
 }
 
 impl RepoFacts {
@@ -437,6 +504,7 @@ impl RepoFacts {
                 .insert(name.clone());
         }
         self.kueue.add(object, "default");
+        self.dra.add(object, "default");
     }
 
     /// The facts of every object of a YAML text (tests).
@@ -453,9 +521,13 @@ impl RepoFacts {
     }
 }
 
-/// Kinds checked on their own, not as workloads (they run no pods): a LocalQueue's target.
+/// Kinds checked on their own, not as workloads (they run no pods): a LocalQueue's target, a
+/// DRA claim's requests.
 pub fn checks_object(id: &ObjectRef) -> bool {
-    id.kind == "LocalQueue" && id.api_version.starts_with(crate::k8s::kueue::GROUP)
+    let queue = id.kind == "LocalQueue" && id.api_version.starts_with(crate::k8s::kueue::GROUP);
+    let claim = matches!(id.kind.as_str(), "ResourceClaimTemplate" | "ResourceClaim")
+        && id.api_version.starts_with(crate::k8s::dra::GROUP);
+    queue || claim
 }
 
 /// What the rules need besides the workload.
@@ -479,6 +551,7 @@ pub fn check_workload(cx: &Context, w: &Workload) -> Vec<Hit> {
     qos::check(cx, w, &mut hits);
     shm::check(cx, w, &mut hits);
     kueue::check(cx, w, &mut hits);
+    dra::check(cx, w, &mut hits);
     headroom::check(cx, w, &mut hits);
     schedule::check(cx, w, &mut hits);
     render::check(cx, w, &mut hits);
