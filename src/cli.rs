@@ -94,6 +94,9 @@ pub struct LintArgs {
     /// Judge requests and limits against a metrics snapshot (JSON, version 1).
     #[arg(long, value_name = "FILE", conflicts_with = "prometheus")]
     pub metrics: Option<PathBuf>,
+    /// Largest metrics snapshot read, in MiB (default 512); a larger one is an error.
+    #[arg(long = "metrics-max-size", value_name = "MIB")]
+    pub metrics_max_mib: Option<u64>,
     #[command(flatten)]
     pub prometheus: PrometheusArgs,
     /// Only findings of objects whose source changed between REF and the working tree.

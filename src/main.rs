@@ -261,7 +261,12 @@ fn lint(args: &LintArgs) -> u8 {
         _ => None,
     };
     if let Some(path) = args.metrics.as_ref().or(configured_snapshot.as_ref()) {
-        match gpulint::metrics::snapshot::read(path) {
+        let max_bytes = args
+            .metrics_max_mib
+            .map_or(gpulint::metrics::snapshot::DEFAULT_MAX_BYTES, |mib| {
+                mib.saturating_mul(1024 * 1024)
+            });
+        match gpulint::metrics::snapshot::read(path, max_bytes) {
             Ok(usage) => linter.usage = Some(usage),
             Err(e) => {
                 eprintln!("error: {e}");
@@ -517,8 +522,9 @@ fn snapshot(args: &SnapshotArgs) -> u8 {
     match &args.output {
         None => print(&text),
         Some(path) => {
-            if let Err(e) = std::fs::write(path, text) {
-                eprintln!("error: {}: {e}", path.display());
+            // Atomic, never through a link: a reader never sees half a snapshot.
+            if let Err(e) = gpulint::fix::write::write_output(path, &text) {
+                eprintln!("error: {e}");
                 return EXIT_ERROR;
             }
             eprintln!("wrote {}", path.display());

@@ -478,9 +478,13 @@ fn snapshot(prom: &Prometheus, repo: &Path) -> Snapshot {
         .and_then(|n| n.trim().parse().ok())
         .unwrap_or_else(|| panic!("no request count in gpulint's stderr:\n{stderr}"));
     // The file must be usable by `gpulint --metrics`: read it with the same reader.
-    let usage = gpulint::metrics::snapshot::read(&out_file).unwrap_or_else(|e| {
-        panic!("`gpulint snapshot` wrote a file that gpulint's snapshot reader rejects: {e}")
-    });
+    let usage =
+        gpulint::metrics::snapshot::read(&out_file, gpulint::metrics::snapshot::DEFAULT_MAX_BYTES)
+            .unwrap_or_else(|e| {
+                panic!(
+                    "`gpulint snapshot` wrote a file that gpulint's snapshot reader rejects: {e}"
+                )
+            });
     Snapshot {
         wall,
         server_requests: after - before,

@@ -36,7 +36,8 @@ fn linter(id: &str, dir: &Path) -> Linter {
     };
     let mut linter = Linter::new(Config::default(), select);
     if let Some(path) = snapshot(dir) {
-        let usage = gpulint::metrics::snapshot::read(&path);
+        let usage =
+            gpulint::metrics::snapshot::read(&path, gpulint::metrics::snapshot::DEFAULT_MAX_BYTES);
         linter.usage = Some(usage.unwrap_or_else(|e| panic!("{}: {e}", path.display())));
     }
     linter

@@ -28,12 +28,14 @@
 //! - Within a series `p50 <= p99 <= max`; for GPU memory `p99 <= max <= capacity`.
 //! - GPU utilisation (`avg`, `p99`) is a fraction in `0..=1`, not a percentage.
 
-use std::cell::OnceCell;
-use std::collections::{BTreeMap, HashMap};
+use std::cell::RefCell;
+use std::collections::BTreeMap;
 use std::fmt;
+use std::io::{BufRead, BufReader, Read};
+use std::marker::PhantomData;
 use std::path::Path;
 
-use serde::de::{self, MapAccess, Visitor};
+use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
 use thiserror::Error;
 
@@ -44,6 +46,10 @@ pub const VERSION: u64 = 1;
 
 /// Versions [`parse`] accepts.
 pub const SUPPORTED_VERSIONS: &[u64] = &[VERSION];
+
+/// The largest snapshot [`read`] opens unless told otherwise (`--metrics-max-size`): a
+/// snapshot a repository names is data from anyone, and reading costs memory.
+pub const DEFAULT_MAX_BYTES: u64 = 512 * 1024 * 1024;
 
 /// Nesting deeper than this is not scanned for positions (serde_json stops at 128 anyway).
 const MAX_SCAN_DEPTH: usize = 200;
@@ -92,6 +98,9 @@ pub enum SnapshotErrorKind {
     /// The file could not be read (missing, unreadable, not UTF-8).
     #[error("cannot read the file: {0}")]
     Io(std::io::Error),
+    /// Larger than the cap [`read`] was given.
+    #[error("larger than {}, the most gpulint reads (raise it with --metrics-max-size)", show_size(*max))]
+    TooLarge { max: u64 },
     /// Not valid JSON, or not the expected shape: syntax errors, unknown keys, missing keys,
     /// wrong types, duplicate keys. The text is serde_json's, without its position suffix.
     #[error("{0}")]
@@ -135,6 +144,16 @@ pub enum SnapshotErrorKind {
     InvalidTimestamp { value: String },
 }
 
+/// `512 MiB`, or bytes when not a whole number of MiB.
+fn show_size(bytes: u64) -> String {
+    const MIB: u64 = 1024 * 1024;
+    if bytes % MIB == 0 {
+        format!("{} MiB", bytes / MIB)
+    } else {
+        format!("{bytes} bytes")
+    }
+}
+
 fn supported_versions() -> String {
     SUPPORTED_VERSIONS
         .iter()
@@ -143,18 +162,91 @@ fn supported_versions() -> String {
         .join(", ")
 }
 
-/// Reads and validates a snapshot file; errors name the file by `path`.
-pub fn read(path: &Path) -> Result<UsageSet, SnapshotError> {
+/// Reads and validates a snapshot file of at most `max_bytes`; errors name the file by `path`.
+///
+/// The file is streamed: each container is checked and stored as it is read, so memory holds
+/// the result, never the text. Only when the file is invalid is it read again whole, by
+/// [`parse`], to name the line and column of the first problem.
+pub fn read(path: &Path, max_bytes: u64) -> Result<UsageSet, SnapshotError> {
     let name = path.display().to_string();
-    match std::fs::read_to_string(path) {
-        Ok(text) => parse(&text, &name),
-        Err(e) => Err(SnapshotError {
-            file: name,
-            line: None,
-            column: None,
-            context: None,
-            kind: Box::new(SnapshotErrorKind::Io(e)),
-        }),
+    let fail = |kind: SnapshotErrorKind| SnapshotError {
+        file: name.clone(),
+        line: None,
+        column: None,
+        context: None,
+        kind: Box::new(kind),
+    };
+    let too_large = || fail(SnapshotErrorKind::TooLarge { max: max_bytes });
+    let file = std::fs::File::open(path).map_err(|e| fail(SnapshotErrorKind::Io(e)))?;
+    if file
+        .metadata()
+        .is_ok_and(|m| m.is_file() && m.len() > max_bytes)
+    {
+        return Err(too_large());
+    }
+    let mut reader = BufReader::with_capacity(1 << 20, Capped::new(file, max_bytes));
+    let bom = reader
+        .fill_buf()
+        .map_err(|e| fail(SnapshotErrorKind::Io(e)))?
+        .starts_with("\u{feff}".as_bytes());
+    if bom {
+        reader.consume(3);
+    }
+    let doc = Doc {
+        text: None,
+        name: &name,
+    };
+    let streamed = decode(serde_json::Deserializer::from_reader(&mut reader), &doc);
+    if reader.get_ref().exceeded {
+        return Err(too_large());
+    }
+    match streamed {
+        Ok(set) => Ok(set),
+        Err(e) if matches!(*e.kind, SnapshotErrorKind::Io(_)) => Err(e),
+        // Invalid: read the text (within the cap) to say where.
+        Err(streamed) => {
+            let mut text = String::new();
+            let read = std::fs::File::open(path)
+                .and_then(|f| Capped::new(f, max_bytes).read_to_string(&mut text));
+            match read {
+                Ok(_) => parse(&text, &name).and(Err(streamed)),
+                Err(_) => Err(streamed),
+            }
+        }
+    }
+}
+
+/// A reader that fails once more than `max` bytes have been read: a file that grows, or a
+/// FIFO, never makes [`read`] hold more than the cap.
+struct Capped<R> {
+    inner: R,
+    left: u64,
+    exceeded: bool,
+}
+
+impl<R> Capped<R> {
+    fn new(inner: R, max: u64) -> Capped<R> {
+        Capped {
+            inner,
+            left: max,
+            exceeded: false,
+        }
+    }
+}
+
+impl<R: Read> Read for Capped<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        // One byte past the cap tells "exactly max" from "more".
+        let want = buf
+            .len()
+            .min(usize::try_from(self.left.saturating_add(1)).unwrap_or(usize::MAX));
+        let n = self.inner.read(buf.get_mut(..want).unwrap_or_default())?;
+        if n as u64 > self.left {
+            self.exceeded = true;
+            return Err(std::io::Error::other("the snapshot is larger than the cap"));
+        }
+        self.left -= n as u64;
+        Ok(n)
     }
 }
 
@@ -165,9 +257,8 @@ pub fn read(path: &Path) -> Result<UsageSet, SnapshotError> {
 pub fn parse(text: &str, name: &str) -> Result<UsageSet, SnapshotError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let doc = Doc {
-        text,
+        text: Some(text),
         name,
-        index: OnceCell::new(),
     };
 
     // First only the version, so that a future format is reported as such rather than as
@@ -185,44 +276,185 @@ pub fn parse(text: &str, name: &str) -> Result<UsageSet, SnapshotError> {
             ));
         }
     }
+    decode(serde_json::Deserializer::from_str(text), &doc)
+}
 
-    doc.check_shapes()?;
-    let file: FileV1 = serde_json::from_str(text).map_err(|e| doc.json_error(&e))?;
-    if let Some(ts) = &file.collected_at {
-        if !is_rfc3339(ts) {
-            let value = doc
-                .literal("collected_at")
-                .unwrap_or_else(|| format!("{ts:?}"));
-            return Err(doc.error(
-                "collected_at",
-                None,
-                SnapshotErrorKind::InvalidTimestamp { value },
-            ));
-        }
+/// Reads a version-1 document from `de`, checking each container as it comes: the one
+/// decoder of [`read`] (streamed, no text) and [`parse`] (text, for positions).
+fn decode<'de, R: serde_json::de::Read<'de>>(
+    mut de: serde_json::Deserializer<R>,
+    doc: &Doc<'_>,
+) -> Result<UsageSet, SnapshotError> {
+    let failure = RefCell::new(None);
+    let decoded = FileSeed {
+        doc,
+        failure: &failure,
+    }
+    .deserialize(&mut de)
+    .and_then(|set| de.end().map(|()| set));
+    match decoded {
+        Ok(set) => Ok(set),
+        Err(e) => Err(match failure.into_inner() {
+            Some(checked) => checked,
+            None if e.is_io() => {
+                doc.error("", None, SnapshotErrorKind::Io(std::io::Error::other(e)))
+            }
+            None => doc.json_error(&e),
+        }),
+    }
+}
+
+/// The top-level object: `version`, `window`, `collected_at`, `source`, `containers`.
+struct FileSeed<'d, 'a> {
+    doc: &'d Doc<'a>,
+    /// A check that failed inside the decoder (serde errors cannot carry it).
+    failure: &'d RefCell<Option<SnapshotError>>,
+}
+
+const FILE_FIELDS: &[&str] = &["version", "window", "collected_at", "source", "containers"];
+
+impl<'de> DeserializeSeed<'de> for FileSeed<'_, '_> {
+    type Value = UsageSet;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<UsageSet, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for FileSeed<'_, '_> {
+    type Value = UsageSet;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(EXPECT_FILE)
     }
 
-    let mut containers = BTreeMap::new();
-    let mut first_index: BTreeMap<ContainerKey, usize> = BTreeMap::new();
-    for (i, c) in file.containers.into_iter().enumerate() {
-        let (key, usage) = doc.check_container(i, c)?;
-        if let Some(&first) = first_index.get(&key) {
-            let path = format!("containers[{i}]");
-            let context = container_context(i, &key);
-            return Err(doc.error(
-                &path,
-                Some(context),
-                SnapshotErrorKind::DuplicateContainer { first },
-            ));
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<UsageSet, A::Error> {
+        let mut version: Option<u64> = None;
+        let mut window: Option<Option<String>> = None;
+        let mut collected_at: Option<Option<String>> = None;
+        let mut source: Option<Option<String>> = None;
+        let mut containers: Option<BTreeMap<ContainerKey, Usage>> = None;
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "version" if version.is_some() => {
+                    return Err(de::Error::duplicate_field("version"))
+                }
+                "version" => {
+                    let v: u64 = map.next_value()?;
+                    if !SUPPORTED_VERSIONS.contains(&v) {
+                        return Err(de::Error::custom(format!(
+                            "unsupported snapshot version {v}"
+                        )));
+                    }
+                    version = Some(v);
+                }
+                "window" if window.is_some() => return Err(de::Error::duplicate_field("window")),
+                "window" => window = Some(map.next_value()?),
+                "collected_at" if collected_at.is_some() => {
+                    return Err(de::Error::duplicate_field("collected_at"))
+                }
+                "collected_at" => {
+                    let ts: Option<String> = map.next_value()?;
+                    if let Some(ts) = ts.as_deref().filter(|ts| !is_rfc3339(ts)) {
+                        let value = self
+                            .doc
+                            .literal("collected_at")
+                            .unwrap_or_else(|| format!("{ts:?}"));
+                        return Err(self.fail(self.doc.error(
+                            "collected_at",
+                            None,
+                            SnapshotErrorKind::InvalidTimestamp { value },
+                        )));
+                    }
+                    collected_at = Some(ts);
+                }
+                "source" if source.is_some() => return Err(de::Error::duplicate_field("source")),
+                "source" => source = Some(map.next_value()?),
+                "containers" if containers.is_some() => {
+                    return Err(de::Error::duplicate_field("containers"))
+                }
+                "containers" => {
+                    containers = Some(map.next_value_seed(ContainersSeed {
+                        doc: self.doc,
+                        failure: self.failure,
+                    })?)
+                }
+                other => return Err(de::Error::unknown_field(other, FILE_FIELDS)),
+            }
         }
-        first_index.insert(key.clone(), i);
-        containers.insert(key, usage);
+        if version.is_none() {
+            return Err(de::Error::missing_field("version"));
+        }
+        let containers = containers.ok_or_else(|| de::Error::missing_field("containers"))?;
+        Ok(UsageSet {
+            window: window.flatten(),
+            source: source
+                .flatten()
+                .unwrap_or_else(|| format!("snapshot {}", self.doc.name)),
+            containers,
+        })
+    }
+}
+
+impl FileSeed<'_, '_> {
+    /// Keeps `checked` for [`decode`] and stops the decoder.
+    fn fail<E: de::Error>(&self, checked: SnapshotError) -> E {
+        *self.failure.borrow_mut() = Some(checked);
+        E::custom("invalid snapshot")
+    }
+}
+
+/// The `containers` array, each entry checked and stored as soon as it is read.
+struct ContainersSeed<'d, 'a> {
+    doc: &'d Doc<'a>,
+    failure: &'d RefCell<Option<SnapshotError>>,
+}
+
+impl<'de> DeserializeSeed<'de> for ContainersSeed<'_, '_> {
+    type Value = BTreeMap<ContainerKey, Usage>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ContainersSeed<'_, '_> {
+    type Value = BTreeMap<ContainerKey, Usage>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an array of container objects")
     }
 
-    Ok(UsageSet {
-        window: file.window,
-        source: file.source.unwrap_or_else(|| format!("snapshot {name}")),
-        containers,
-    })
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let seed = FileSeed {
+            doc: self.doc,
+            failure: self.failure,
+        };
+        // Each key with the index of its entry, to name the first of two duplicates.
+        let mut containers: BTreeMap<ContainerKey, (usize, Usage)> = BTreeMap::new();
+        let mut i = 0usize;
+        while let Some(c) = seq.next_element_seed(ObjectSeed::<FileContainer>::REQUIRED)? {
+            let Some(c) = c else {
+                return Err(de::Error::invalid_type(
+                    de::Unexpected::Unit,
+                    &EXPECT_CONTAINER,
+                ));
+            };
+            let (key, usage) = self.doc.check_container(i, c).map_err(|e| seed.fail(e))?;
+            if let Some(&(first, _)) = containers.get(&key) {
+                let path = format!("containers[{i}]");
+                let context = container_context(i, &key);
+                return Err(seed.fail(self.doc.error(
+                    &path,
+                    Some(context),
+                    SnapshotErrorKind::DuplicateContainer { first },
+                )));
+            }
+            containers.insert(key, (i, usage));
+            i += 1;
+        }
+        Ok(containers.into_iter().map(|(k, (_, u))| (k, u)).collect())
+    }
 }
 
 /// Serialises `set` as a version-1 snapshot: pretty JSON with a trailing newline, containers
@@ -302,25 +534,87 @@ impl<'de> Visitor<'de> for ProbeVisitor {
     }
 }
 
-/// What the value at `path` must be an object of, for paths where serde would also accept
-/// an array (derived structs read `[a, b, c]` positionally).
-fn object_expected(path: &str) -> Option<&'static str> {
-    let rest = path.strip_prefix("containers[")?;
-    let close = rest.find(']')?;
-    if close == 0 || !rest[..close].bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    match &rest[close + 1..] {
-        "" => Some(EXPECT_CONTAINER),
-        ".memory_bytes" | ".cpu_cores" => Some(EXPECT_STATS),
-        ".gpu_memory_bytes" => Some(EXPECT_GPU_MEMORY),
-        ".gpu_utilization" => Some(EXPECT_GPU_UTILIZATION),
-        _ => None,
+/// The format's objects, each with what an error says was expected.
+trait ObjectShape {
+    const EXPECTED: &'static str;
+}
+
+/// An object of the format, never an array: serde's derived structs would also read
+/// `[a, b, c]` positionally, which the format does not allow. `null` is "not measured" where
+/// the value is optional.
+struct ObjectSeed<T> {
+    nullable: bool,
+    shape: PhantomData<T>,
+}
+
+impl<T> ObjectSeed<T> {
+    const REQUIRED: ObjectSeed<T> = ObjectSeed {
+        nullable: false,
+        shape: PhantomData,
+    };
+    const OPTIONAL: ObjectSeed<T> = ObjectSeed {
+        nullable: true,
+        shape: PhantomData,
+    };
+}
+
+impl<'de, T: Deserialize<'de> + ObjectShape> DeserializeSeed<'de> for ObjectSeed<T> {
+    type Value = Option<T>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Option<T>, D::Error> {
+        d.deserialize_any(self)
     }
 }
 
-#[derive(Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+impl<'de, T: Deserialize<'de> + ObjectShape> Visitor<'de> for ObjectSeed<T> {
+    type Value = Option<T>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(T::EXPECTED)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Option<T>, A::Error> {
+        T::deserialize(de::value::MapAccessDeserializer::new(map)).map(Some)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<Option<T>, A::Error> {
+        Err(de::Error::invalid_type(
+            de::Unexpected::Other("array"),
+            &self,
+        ))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Option<T>, E> {
+        if self.nullable {
+            Ok(None)
+        } else {
+            Err(E::invalid_type(de::Unexpected::Unit, &self))
+        }
+    }
+}
+
+/// `deserialize_with` for the optional objects inside a container.
+fn optional_object<'de, D: Deserializer<'de>, T: Deserialize<'de> + ObjectShape>(
+    d: D,
+) -> Result<Option<T>, D::Error> {
+    ObjectSeed::<T>::OPTIONAL.deserialize(d)
+}
+
+impl ObjectShape for FileContainer {
+    const EXPECTED: &'static str = EXPECT_CONTAINER;
+}
+impl ObjectShape for FileStats {
+    const EXPECTED: &'static str = EXPECT_STATS;
+}
+impl ObjectShape for FileGpuMemory {
+    const EXPECTED: &'static str = EXPECT_GPU_MEMORY;
+}
+impl ObjectShape for FileGpuUtilization {
+    const EXPECTED: &'static str = EXPECT_GPU_UTILIZATION;
+}
+
+/// The document as [`write`] writes it ([`decode`] reads it entry by entry).
+#[derive(Serialize)]
 struct FileV1 {
     version: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -346,13 +640,29 @@ struct FileContainer {
     samples: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     history_seconds: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "optional_object",
+        skip_serializing_if = "Option::is_none"
+    )]
     memory_bytes: Option<FileStats>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "optional_object",
+        skip_serializing_if = "Option::is_none"
+    )]
     cpu_cores: Option<FileStats>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "optional_object",
+        skip_serializing_if = "Option::is_none"
+    )]
     gpu_memory_bytes: Option<FileGpuMemory>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "optional_object",
+        skip_serializing_if = "Option::is_none"
+    )]
     gpu_utilization: Option<FileGpuUtilization>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     oom_kills: Option<u64>,
@@ -461,17 +771,11 @@ fn container_context(index: usize, key: &ContainerKey) -> String {
 // ---------------------------------------------------------------------------------------
 // Validation with positions.
 
-/// The text being parsed, with a lazily built index of where each value is.
+/// The document being decoded: its name and, when [`parse`] has it, its text, which is
+/// scanned again only to position an error (a streamed [`read`] has no text: no positions).
 struct Doc<'a> {
-    text: &'a str,
+    text: Option<&'a str>,
     name: &'a str,
-    index: OnceCell<Index>,
-}
-
-/// Where every value is, by position and by path.
-struct Index {
-    spans: Vec<Span>,
-    by_path: HashMap<String, usize>,
 }
 
 /// Checks for one container, all reporting with the same context.
@@ -482,71 +786,33 @@ struct ContainerCheck<'d, 'a> {
 }
 
 impl Doc<'_> {
-    fn index(&self) -> &Index {
-        self.index.get_or_init(|| {
-            let spans = index_values(self.text);
-            let by_path = spans
-                .iter()
-                .enumerate()
-                .map(|(i, s)| (s.path.clone(), i))
-                .collect();
-            Index { spans, by_path }
-        })
-    }
-
-    fn span(&self, path: &str) -> Option<&Span> {
-        let index = self.index();
-        index.by_path.get(path).and_then(|&i| index.spans.get(i))
-    }
-
-    /// The number at `path` read from its literal with the standard library, which rounds
-    /// correctly (serde_json without its `float_roundtrip` feature can be one ulp off, which
-    /// would break `write` then `parse`). Falls back to serde_json's value.
-    fn exact(&self, path: &str, value: Option<f64>) -> Option<f64> {
-        let v = value?;
-        Some(
-            self.literal(path)
-                .and_then(|s| s.parse::<f64>().ok())
-                .unwrap_or(v),
-        )
-    }
-
-    /// Arrays where the format has objects (which serde would read positionally).
-    fn check_shapes(&self) -> Result<(), SnapshotError> {
-        for span in &self.index().spans {
-            let Some(expected) = object_expected(&span.path) else {
-                continue;
-            };
-            if self.text.as_bytes().get(span.start) == Some(&b'[') {
-                let (line, column) = line_column(self.text, span.start);
-                return Err(SnapshotError {
-                    file: self.name.to_owned(),
-                    line: Some(line),
-                    column: Some(column),
-                    context: Some(span.path.clone()),
-                    kind: Box::new(SnapshotErrorKind::Json(format!(
-                        "invalid type: array, expected {expected}"
-                    ))),
-                });
+    /// Where the value at `path` is, by a scan of the text (errors only: a few per run).
+    fn span(&self, path: &str) -> Option<Span> {
+        let mut found = None;
+        scan_values(self.text?, &mut |span| {
+            if span.path == path {
+                found = Some(span);
+                true
+            } else {
+                false
             }
-        }
-        Ok(())
+        });
+        found
     }
 
     /// The value at `path` exactly as written in the file.
     fn literal(&self, path: &str) -> Option<String> {
         let span = self.span(path)?;
-        self.text
+        self.text?
             .get(span.start..span.end)
             .map(|s| s.trim().to_owned())
     }
 
     /// An error located at the value at `path` (`""` is the whole document: no position).
     fn error(&self, path: &str, context: Option<String>, kind: SnapshotErrorKind) -> SnapshotError {
-        let position = if path.is_empty() {
-            None
-        } else {
-            self.span(path).map(|s| line_column(self.text, s.start))
+        let position = match self.text {
+            Some(text) if !path.is_empty() => self.span(path).map(|s| line_column(text, s.start)),
+            _ => None,
         };
         SnapshotError {
             file: self.name.to_owned(),
@@ -571,7 +837,7 @@ impl Doc<'_> {
         let context = line.and_then(|line| {
             // serde_json's column counts the bytes consumed on the line, so the byte at
             // `line_start + column - 1` is the last one it read.
-            let offset = line_start(self.text, line)?.checked_add(e.column())?;
+            let offset = line_start(self.text?, line)?.checked_add(e.column())?;
             self.path_at(offset.saturating_sub(1))
         });
         SnapshotError {
@@ -585,43 +851,26 @@ impl Doc<'_> {
 
     /// Path of the innermost value containing byte `offset`, if it is not the document.
     fn path_at(&self, offset: usize) -> Option<String> {
-        self.index()
-            .spans
-            .iter()
-            .filter(|s| s.start <= offset && offset < s.end)
-            .min_by_key(|s| s.end - s.start)
-            .map(|s| s.path.clone())
-            .filter(|p| !p.is_empty())
+        let mut innermost: Option<Span> = None;
+        scan_values(self.text?, &mut |span| {
+            let inside = span.start <= offset && offset < span.end;
+            if inside
+                && innermost
+                    .as_ref()
+                    .is_none_or(|i| span.end - span.start < i.end - i.start)
+            {
+                innermost = Some(span);
+            }
+            false
+        });
+        innermost.map(|s| s.path).filter(|p| !p.is_empty())
     }
 
     fn check_container(
         &self,
         index: usize,
-        mut c: FileContainer,
+        c: FileContainer,
     ) -> Result<(ContainerKey, Usage), SnapshotError> {
-        let exact =
-            |field: &str, v: Option<f64>| self.exact(&format!("containers[{index}].{field}"), v);
-        c.history_seconds = exact("history_seconds", c.history_seconds);
-        c.memory_limit_bytes = exact("memory_limit_bytes", c.memory_limit_bytes);
-        for (series, stats) in [
-            ("memory_bytes", &mut c.memory_bytes),
-            ("cpu_cores", &mut c.cpu_cores),
-        ] {
-            if let Some(s) = stats {
-                s.p50 = exact(&format!("{series}.p50"), s.p50);
-                s.p99 = exact(&format!("{series}.p99"), s.p99);
-                s.max = exact(&format!("{series}.max"), s.max);
-            }
-        }
-        if let Some(g) = &mut c.gpu_memory_bytes {
-            g.p99 = exact("gpu_memory_bytes.p99", g.p99);
-            g.max = exact("gpu_memory_bytes.max", g.max);
-            g.capacity = exact("gpu_memory_bytes.capacity", g.capacity);
-        }
-        if let Some(g) = &mut c.gpu_utilization {
-            g.avg = exact("gpu_utilization.avg", g.avg);
-            g.p99 = exact("gpu_utilization.p99", g.p99);
-        }
         let key = ContainerKey {
             namespace: c.namespace,
             kind: c.kind,
@@ -843,23 +1092,26 @@ impl fmt::Debug for Span {
     }
 }
 
-fn index_values(text: &str) -> Vec<Span> {
+/// Calls `visit` with each value of `text`, innermost first, until it returns true.
+fn scan_values(text: &str, visit: &mut dyn FnMut(Span) -> bool) {
     let mut scanner = Scanner {
         b: text.as_bytes(),
         pos: 0,
-        out: Vec::new(),
+        visit,
+        stopped: false,
     };
     scanner.value(String::new(), 0);
-    scanner.out
 }
 
-struct Scanner<'a> {
+struct Scanner<'a, 'v> {
     b: &'a [u8],
     pos: usize,
-    out: Vec<Span>,
+    visit: &'v mut dyn FnMut(Span) -> bool,
+    /// `visit` asked to stop: every level unwinds.
+    stopped: bool,
 }
 
-impl Scanner<'_> {
+impl Scanner<'_, '_> {
     fn peek(&self) -> Option<u8> {
         self.b.get(self.pos).copied()
     }
@@ -882,9 +1134,12 @@ impl Scanner<'_> {
             Some(_) => self.scalar(),
             None => false,
         };
+        if self.stopped {
+            return false;
+        }
         let end = if complete { self.pos } else { self.b.len() };
-        self.out.push(Span { path, start, end });
-        complete
+        self.stopped = (self.visit)(Span { path, start, end });
+        complete && !self.stopped
     }
 
     fn object(&mut self, path: &str, depth: usize) -> bool {
@@ -1064,7 +1319,7 @@ mod tests {
 
     #[test]
     fn reads_the_documented_example() {
-        let set = match read(&fixture("example.json")) {
+        let set = match read(&fixture("example.json"), DEFAULT_MAX_BYTES) {
             Ok(set) => set,
             Err(e) => panic!("{e}"),
         };
@@ -1255,6 +1510,105 @@ mod tests {
             }
         }
         assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    }
+
+    /// Writes `text` to a file and reads it back both ways: [`read`] (streamed) and [`parse`]
+    /// (whole text) must agree on the verdict and, word for word, on the message.
+    fn assert_read_agrees_with_parse(dir: &Path, n: usize, text: &str) {
+        let path = dir.join(format!("m{n}.json"));
+        std::fs::write(&path, text).unwrap_or_else(|e| panic!("{e}"));
+        let name = path.display().to_string();
+        let show = |r: Result<UsageSet, SnapshotError>| match r {
+            Ok(set) => format!("ok {set:?}"),
+            Err(e) => format!("error {e}"),
+        };
+        let streamed = show(read(&path, DEFAULT_MAX_BYTES));
+        let whole = show(parse(text, &name));
+        assert_eq!(streamed, whole, "for the text:\n{text}");
+    }
+
+    #[test]
+    fn read_streams_to_the_same_verdict_as_parse() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let mut n = 0;
+        for entry in std::fs::read_dir(fixture("")).unwrap_or_else(|e| panic!("{e}")) {
+            let path = entry.unwrap_or_else(|e| panic!("{e}")).path();
+            let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{e}"));
+            assert_read_agrees_with_parse(dir.path(), n, &text);
+            assert_read_agrees_with_parse(dir.path(), n + 1, &format!("\u{feff}{text}"));
+            n += 2;
+        }
+        assert!(n >= 20, "the snapshot fixtures are missing: {n}");
+        // Errors in every position, in document order: a JSON error after a semantic one
+        // and the other way round, keys out of order, `version` last.
+        for text in [
+            r#"{"containers": [{"namespace": "a", "kind": "Job", "name": "", "container": "c"}], "version": 1} x"#,
+            r#"{"containers": [], "version": 2}"#,
+            r#"{"containers": [], "version": 1, "containers": []}"#,
+            r#"{"version": 1, "containers": [null]}"#,
+            r#"{"version": 1, "containers": [{"namespace": "a", "kind": "Job", "name": "n", "container": "c", "memory_bytes": null}], "window": "7d"}"#,
+            r#"{"version": 1}"#,
+            "",
+        ] {
+            assert_read_agrees_with_parse(dir.path(), n, text);
+            n += 1;
+        }
+        let base = read_fixture("example.json");
+        let mut rng = Rng(0x005E_ED0F_5AFE);
+        for _ in 0..400 {
+            let mut text = base.clone();
+            let mut at = rng.below(text.len() as u64) as usize;
+            while !text.is_char_boundary(at) {
+                at -= 1;
+            }
+            let insert = ["\"", "{", "]", ",", "-1", "null", "[]", "\"p95\": 1,", "7"];
+            text.insert_str(at, insert[rng.below(insert.len() as u64) as usize]);
+            assert_read_agrees_with_parse(dir.path(), n, &text);
+            n += 1;
+        }
+    }
+
+    #[test]
+    fn read_refuses_more_than_its_cap() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let path = dir.path().join("m.json");
+        let text = read_fixture("example.json");
+        std::fs::write(&path, &text).unwrap_or_else(|e| panic!("{e}"));
+        let size = text.len() as u64;
+        assert!(read(&path, size).is_ok(), "exactly the cap is read");
+        let e = read(&path, size - 1).err().map(|e| e.to_string());
+        assert_eq!(
+            e,
+            Some(format!(
+                "{}: larger than {} bytes, the most gpulint reads (raise it with --metrics-max-size)",
+                path.display(),
+                size - 1
+            ))
+        );
+        // A FIFO has no size to check first: the read itself stops at the cap, although the
+        // writer never ends (a valid start, then blanks forever).
+        let fifo = dir.path().join("fifo.json");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(made, "mkfifo failed");
+        let writer_path = fifo.clone();
+        std::thread::spawn(move || {
+            use std::io::Write as _;
+            let Ok(mut w) = std::fs::OpenOptions::new().write(true).open(writer_path) else {
+                return;
+            };
+            let _ = w.write_all(br#"{"version": 1, "containers": []"#);
+            let blanks = [b' '; 4096];
+            while w.write_all(&blanks).is_ok() {}
+        });
+        let e = read(&fifo, 1 << 20).err();
+        assert!(
+            e.as_ref()
+                .is_some_and(|e| matches!(*e.kind, SnapshotErrorKind::TooLarge { max: 1_048_576 })),
+            "{e:?}"
+        );
     }
 
     #[test]
@@ -1470,7 +1824,7 @@ mod tests {
 
     #[test]
     fn missing_file_names_the_path() {
-        let e = match read(&fixture("does-not-exist.json")) {
+        let e = match read(&fixture("does-not-exist.json"), DEFAULT_MAX_BYTES) {
             Ok(_) => panic!("should fail"),
             Err(e) => e,
         };
@@ -1485,6 +1839,15 @@ mod tests {
     #[test]
     fn byte_order_mark_is_ignored() {
         ok("\u{feff}{\"version\": 1, \"containers\": []}");
+    }
+
+    fn index_values(text: &str) -> Vec<Span> {
+        let mut spans = Vec::new();
+        scan_values(text, &mut |span| {
+            spans.push(span);
+            false
+        });
+        spans
     }
 
     #[test]

@@ -16,7 +16,6 @@ use std::collections::HashSet;
 use std::io::{Read, Write};
 use std::path::{Component, Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -1078,31 +1077,20 @@ struct Output {
 }
 
 /// Makes a private temporary folder (created exclusively), removed on drop.
-pub struct TempDir(PathBuf);
+pub struct TempDir(tempfile::TempDir);
 
 impl TempDir {
     pub fn path(&self) -> &Path {
-        &self.0
+        self.0.path()
     }
 
+    /// A new folder with a random name, readable by this user only (rendered values may hold
+    /// secrets); removed on drop.
     pub fn new() -> std::io::Result<TempDir> {
-        static COUNTER: AtomicU64 = AtomicU64::new(0);
-        let base = std::env::temp_dir();
-        loop {
-            let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-            let dir = base.join(format!("gpulint-helm-{}-{n}", std::process::id()));
-            match std::fs::create_dir(&dir) {
-                Ok(()) => return Ok(TempDir(dir)),
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(e),
-            }
-        }
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+        tempfile::Builder::new()
+            .prefix("gpulint-helm-")
+            .tempdir()
+            .map(TempDir)
     }
 }
 
@@ -1217,7 +1205,7 @@ impl HelmEngine {
         };
         let mut files: Vec<PathBuf> = Vec::new();
         let write = |name: String, content: &[u8]| -> Result<PathBuf, HelmError> {
-            let path = tmp.0.join(name);
+            let path = tmp.path().join(name);
             std::fs::File::create(&path)
                 .and_then(|mut f| f.write_all(content))
                 .map_err(|source| HelmError::Io {
