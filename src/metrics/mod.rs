@@ -1,5 +1,6 @@
 //! Measured usage: the snapshot file, the live Prometheus client, and the recommendation engine.
 
+pub mod nodes;
 pub mod prometheus;
 pub mod recommend;
 pub mod snapshot;

@@ -5,6 +5,7 @@
 //! enablement, `--select`/`--ignore`, and the suppressions.
 
 mod dra;
+mod fit;
 mod gpu;
 pub mod headroom;
 mod kueue;
@@ -389,6 +390,14 @@ pub static RULES: &[RuleInfo] =
             "GPU memory use near capacity at P99: CUDA out-of-memory risk"
         ),
         rule!(
+            "FIT001",
+            "no-node-fits",
+            Error,
+            true,
+            Never,
+            "a pod's CPU, memory or GPU requests exceed every node its selector allows (measured nodes)"
+        ),
+        rule!(
             "MET001",
             "usage-data-missing",
             Info,
@@ -552,6 +561,7 @@ pub fn check_workload(cx: &Context, w: &Workload) -> Vec<Hit> {
     shm::check(cx, w, &mut hits);
     kueue::check(cx, w, &mut hits);
     dra::check(cx, w, &mut hits);
+    fit::check(cx, w, &mut hits);
     headroom::check(cx, w, &mut hits);
     schedule::check(cx, w, &mut hits);
     render::check(cx, w, &mut hits);
