@@ -681,6 +681,9 @@ mod tests {
         assert_eq!(c.workloads[0].kind, "Trainer");
         assert_eq!(c.ignore[0].rules, ["GPU002"]);
         assert_eq!(c.gpu_resources, ["example.com/gpu"]);
+        assert!(c.gpu_device_classes.is_empty());
+        let dra = parse("gpu_device_classes: [gpu.example.com]\n").expect("valid");
+        assert_eq!(dra.gpu_device_classes, ["gpu.example.com"]);
     }
 
     #[test]

@@ -35,6 +35,15 @@ fn namespace<'a>(cx: &'a Context, w: &'a Workload) -> &'a str {
 
 /// DRA001–DRA004, DRA006 on each pod spec of a workload.
 fn check_pods(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {
+    // Most workloads use no DRA at all: nothing to count.
+    let uses_dra = w
+        .pods
+        .iter()
+        .any(|p| p.spec.get("resourceClaims").is_some())
+        || w.containers.iter().any(|c| c.resources.has_claims);
+    if !uses_dra {
+        return;
+    }
     let ns = namespace(cx, w);
     let dra = &cx.facts.dra;
     let sets = pod_sets(w);

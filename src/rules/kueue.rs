@@ -614,7 +614,7 @@ fn check_flavor_labels(
     hits: &mut Vec<Hit>,
 ) {
     let facts = &cx.facts.kueue;
-    for set in &ask.sets {
+    'sets: for set in &ask.sets {
         let Some(pod) = set.pod else { continue };
         let gpu = set
             .resources
@@ -629,10 +629,10 @@ fn check_flavor_labels(
         for flavor in &group.flavors {
             // An undeclared flavor's labels are unknown: it may fit.
             let Some(labels) = facts.flavors.get(&flavor.flavor) else {
-                return;
+                continue 'sets;
             };
             let Some((span, reason)) = contradiction(pod, labels) else {
-                return;
+                continue 'sets;
             };
             anchor.get_or_insert(span);
             why.push(format!("`{}`: {reason}", flavor.flavor));
@@ -856,6 +856,23 @@ mod admission_tests {
         assert_eq!(rules(&job("tas-user-queue", 1, 1, affinity)), ["KUE007"]);
         let either = affinity.replace("[a100, h100]", "[a100, tas-group]");
         assert!(rules(&job("tas-user-queue", 1, 1, &either)).is_empty());
+    }
+
+    #[test]
+    fn kue007_judges_each_pod_set() {
+        // The Master fits the flavor, the Workers do not: the Workers are reported.
+        let set = |role: &str, group: &str| {
+            format!("    {role}:\n      template:\n        spec:\n          nodeSelector: {{cloud.provider.com/node-group: {group}}}\n          containers: [{{name: pytorch, resources: {{limits: {{nvidia.com/gpu: 1, cpu: 1, memory: 1Gi}}}}}}]\n")
+        };
+        let job = format!(
+            "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata:\n  name: p\n  labels: {{kueue.x-k8s.io/queue-name: tas-user-queue}}\nspec:\n  pytorchReplicaSpecs:\n{}{}",
+            set("Master", "tas-group"),
+            set("Worker", "a100")
+        );
+        let h = hits(&job);
+        assert_eq!(h.len(), 1, "{h:?}");
+        assert_eq!(h[0].0, "KUE007");
+        assert!(h[0].2.contains("pod set `Worker`"), "{}", h[0].2);
     }
 
     #[test]
