@@ -295,6 +295,8 @@ struct SetAsk<'w> {
     resources: BTreeMap<String, Option<Quantity>>,
     /// The pod spec, for node selectors.
     pod: Option<&'w Node>,
+    /// The pods Kueue admits together from this set; `None` when unknown.
+    pods: Option<u64>,
     /// The first container asking for each resource, for anchors.
     anchors: BTreeMap<String, Span>,
 }
@@ -368,6 +370,7 @@ fn ask<'w>(w: &Workload<'w>) -> Option<Ask<'w>> {
             name: set.name,
             resources,
             pod,
+            pods,
             anchors,
         });
     }
@@ -417,7 +420,17 @@ fn check_admission(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {
     else {
         return;
     };
-    let Some(ask) = ask(w) else { return };
+    let Some(mut ask) = ask(w) else { return };
+    // Kueue counts `pods` (one per pod) only when the ClusterQueue covers it.
+    if cq.node.group_of("pods").is_some() {
+        let mut total = Some(Quantity::ZERO);
+        for set in &mut ask.sets {
+            let n = set.pods.map(|n| Quantity::from(i128::from(n)));
+            set.resources.insert("pods".into(), n);
+            total = total.zip(n).and_then(|(a, b)| a.checked_add(b));
+        }
+        ask.total.insert("pods".into(), total);
+    }
     check_covered(w, local, cq, &ask, hits);
     check_quota(cx, w, label.span, local, cq, &ask, hits);
     check_flavor_labels(cx, w, cq, &ask, hits);
@@ -825,6 +838,28 @@ mod admission_tests {
             "{}",
             h[0].2
         );
+    }
+
+    #[test]
+    fn kue005_counts_pods_where_the_queue_covers_them() {
+        // Kueue's first ClusterQueue sample (cluster_queue.md): cpu 9, memory 36Gi, pods 5,
+        // admits a workload "if and only if ... the total number of pods is less than or
+        // equal to 5".
+        let cq = "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata:\n  name: \"cluster-queue\"\nspec:\n  namespaceSelector: {}\n  resourceGroups:\n  - coveredResources: [\"cpu\", \"memory\", \"pods\"]\n    flavors:\n    - name: \"default-flavor\"\n      resources:\n      - name: \"cpu\"\n        nominalQuota: 9\n      - name: \"memory\"\n        nominalQuota: 36Gi\n      - name: \"pods\"\n        nominalQuota: 5\n---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\nmetadata: {namespace: default, name: user-queue}\nspec: {clusterQueue: cluster-queue}\n---\n";
+        let job = |pods: u32| {
+            format!("apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: sample-job\n  labels: {{kueue.x-k8s.io/queue-name: user-queue}}\nspec:\n  parallelism: {pods}\n  template:\n    spec:\n      containers:\n      - name: dummy-job\n        resources: {{requests: {{cpu: 1, memory: 200Mi}}}}\n")
+        };
+        let text = format!("{cq}{}", job(6));
+        let h = run(&text, &RepoFacts::of_text(&text), false);
+        assert_eq!(h.len(), 1, "{h:?}");
+        assert!(
+            h[0].2.contains("asks 6 pods, ClusterQueue `cluster-queue`")
+                && h[0].2.contains("at most 5"),
+            "{}",
+            h[0].2
+        );
+        let text = format!("{cq}{}", job(5));
+        assert!(run(&text, &RepoFacts::of_text(&text), false).is_empty());
     }
 
     #[test]
