@@ -397,7 +397,21 @@ fn check_admission(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {
             .queues_in(namespace)
             .map(|q| q.name.as_str())
             .collect();
-        let hint = hint(queue, &here, "LocalQueues there");
+        // The same name in another namespace: the workload's namespace is the likely mistake.
+        let elsewhere: Vec<&str> = facts
+            .local_queues
+            .keys()
+            .filter(|(ns, name)| name == queue && ns != namespace)
+            .map(|(ns, _)| ns.as_str())
+            .collect();
+        let hint = if here.is_empty() && !elsewhere.is_empty() {
+            format!(
+                " (LocalQueue `{queue}` is in namespace {}):",
+                backticked(elsewhere.iter().copied())
+            )
+        } else {
+            hint(queue, &here, "LocalQueues there")
+        };
         hits.push(
             Hit::new(
                 "KUE002",
@@ -763,6 +777,12 @@ mod admission_tests {
             h[0].2
         );
         assert!(rules(&job("tas-user-queue", 1, 1, "")).is_empty());
+        // The queue exists, in another namespace: say where.
+        let other_ns = job("tas-user-queue", 1, 1, "")
+            .replace("  name: train\n", "  name: train\n  namespace: ml\n");
+        let h = hits(&other_ns);
+        assert_eq!(h.len(), 1, "{h:?}");
+        assert!(h[0].2.contains("no LocalQueue `tas-user-queue` in namespace `ml` (LocalQueue `tas-user-queue` is in namespace `default`)"), "{}", h[0].2);
         // Without LocalQueues in the repo, queues live elsewhere: quiet.
         let alone = job("anything", 1, 1, "");
         assert!(run(&alone, &RepoFacts::of_text(&alone), false).is_empty());
