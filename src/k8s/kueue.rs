@@ -159,9 +159,60 @@ pub struct LocalQueue {
     pub cluster_queue: Option<String>,
 }
 
+/// What of Kueue's own configuration (`config.kueue.x-k8s.io` `Configuration`, as an object or
+/// in the manager's ConfigMap under `controller_manager_config.yaml`) changes admission.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct KueueConfig {
+    /// `resources.excludeResourcePrefixes`: resources Kueue does not count.
+    pub exclude_prefixes: Vec<String>,
+    /// `resources.transformations[].input`: resources Kueue turns into others (gpulint does
+    /// not compute the outputs: such resources are not judged).
+    pub transformed: Vec<String>,
+    /// `resources.quotaCheckStrategy`, when set.
+    pub quota_check_strategy: Option<String>,
+}
+
+impl KueueConfig {
+    fn read(root: &Node) -> KueueConfig {
+        let resources = root.get("resources");
+        KueueConfig {
+            exclude_prefixes: strings(resources.and_then(|r| r.get("excludeResourcePrefixes"))),
+            transformed: resources
+                .and_then(|r| r.get("transformations"))
+                .and_then(Node::as_seq)
+                .unwrap_or_default()
+                .iter()
+                .filter_map(|t| t.get_str("input").map(str::to_string))
+                .collect(),
+            quota_check_strategy: resources
+                .and_then(|r| r.get_str("quotaCheckStrategy"))
+                .map(str::to_string),
+        }
+    }
+
+    /// Whether Kueue counts the resource against quota as it is named.
+    pub fn counts(&self, resource: &str) -> bool {
+        !self
+            .exclude_prefixes
+            .iter()
+            .any(|p| resource.starts_with(p.as_str()))
+            && !self.transformed.iter().any(|t| t == resource)
+    }
+
+    /// Whether a resource no ClusterQueue covers blocks admission (Kueue's default,
+    /// `BlockUndeclared`).
+    pub fn blocks_undeclared(&self) -> bool {
+        self.quota_check_strategy
+            .as_deref()
+            .is_none_or(|s| s == "BlockUndeclared")
+    }
+}
+
 /// Everything Kueue-related the repository declares.
 #[derive(Clone, Debug, Default)]
 pub struct KueueFacts {
+    /// Kueue's configuration, when the repository has it.
+    pub config: KueueConfig,
     pub cluster_queues: BTreeMap<String, ClusterQueue>,
     pub cohorts: BTreeMap<String, QuotaNode>,
     /// ResourceFlavor `nodeLabels`, by flavor name.
@@ -172,6 +223,14 @@ pub struct KueueFacts {
     pub namespaces: BTreeMap<String, BTreeMap<String, String>>,
     /// KAI scheduler `Queue` names (`scheduling.run.ai`).
     pub kai_queues: BTreeSet<String>,
+}
+
+/// A Kueue `Configuration` (it has no name).
+fn is_configuration(root: &Node) -> bool {
+    root.get_str("kind") == Some("Configuration")
+        && root
+            .get_str("apiVersion")
+            .is_some_and(|v| v.starts_with("config.kueue.x-k8s.io/"))
 }
 
 fn strings(node: Option<&Node>) -> Vec<String> {
@@ -240,6 +299,10 @@ impl KueueFacts {
     /// object without one lands.
     pub fn add(&mut self, object: &Object, namespace: &str) {
         let id = &object.id;
+        if is_configuration(object.node) {
+            self.config = KueueConfig::read(object.node);
+            return;
+        }
         let Some(name) = id.name.clone() else { return };
         let spec = object.node.get("spec");
         let kueue = id.api_version.starts_with(GROUP);
@@ -303,6 +366,21 @@ impl KueueFacts {
             }
             "Queue" if id.api_version.starts_with("scheduling.run.ai/") => {
                 self.kai_queues.insert(name);
+            }
+            "ConfigMap" if id.api_version == "v1" => {
+                // Kueue's manager reads its Configuration from this key of its ConfigMap.
+                let embedded = object
+                    .node
+                    .get_path(&["data", "controller_manager_config.yaml"])
+                    .and_then(Node::text);
+                if let Some(text) = embedded {
+                    let stream = crate::source::yaml::Stream::parse(text);
+                    for doc in &stream.documents {
+                        if is_configuration(&doc.root) {
+                            self.config = KueueConfig::read(&doc.root);
+                        }
+                    }
+                }
             }
             _ => {}
         }

@@ -435,6 +435,12 @@ fn check_admission(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {
         return;
     };
     let Some(mut ask) = ask(w) else { return };
+    // Resources Kueue's configuration excludes or transforms are not judged.
+    let config = &facts.config;
+    ask.total.retain(|r, _| config.counts(r));
+    for set in &mut ask.sets {
+        set.resources.retain(|r, _| config.counts(r));
+    }
     // Kueue counts `pods` (one per pod) only when the ClusterQueue covers it.
     if cq.node.group_of("pods").is_some() {
         let mut total = Some(Quantity::ZERO);
@@ -445,7 +451,9 @@ fn check_admission(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {
         }
         ask.total.insert("pods".into(), total);
     }
-    check_covered(w, local, cq, &ask, hits);
+    if config.blocks_undeclared() {
+        check_covered(w, local, cq, &ask, hits);
+    }
     check_quota(cx, w, label.span, local, cq, &ask, hits);
     check_flavor_labels(cx, w, cq, &ask, hits);
 }
@@ -858,6 +866,26 @@ mod admission_tests {
             "{}",
             h[0].2
         );
+    }
+
+    #[test]
+    fn kue006_honours_kueues_configuration() {
+        // Kueue's HAMi sample (site/static/examples/serving-workloads/sample-hami.yaml): the
+        // ClusterQueue covers the transformed totals, the pods ask for per-vGPU resources.
+        let hami = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata:\n  name: hami-queue\nspec:\n  namespaceSelector: {}\n  resourceGroups:\n  - coveredResources: [nvidia.com/gpu, nvidia.com/total-gpucores, nvidia.com/total-gpumem]\n    flavors:\n    - name: hami-flavor\n      resources:\n      - {name: nvidia.com/gpu, nominalQuota: 20}\n      - {name: nvidia.com/total-gpucores, nominalQuota: 600}\n      - {name: nvidia.com/total-gpumem, nominalQuota: 20480}\n---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: user-queue, namespace: kueue-test}\nspec: {clusterQueue: hami-queue}\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: gpu-burn\n  namespace: kueue-test\n  labels: {kueue.x-k8s.io/queue-name: user-queue}\nspec:\n  template:\n    spec:\n      containers:\n      - name: main\n        resources:\n          limits: {nvidia.com/gpu: \"2\", nvidia.com/gpucores: \"30\", nvidia.com/gpumem: \"1024\"}\n";
+        let kue = |text: &str| -> Vec<String> {
+            run(text, &RepoFacts::of_text(text), false)
+                .into_iter()
+                .filter(|(r, _, _)| r.starts_with("KUE"))
+                .map(|(r, at, _)| format!("{r} {at}"))
+                .collect()
+        };
+        assert_eq!(kue(hami), ["KUE006 resources", "KUE006 resources"]);
+        // The Configuration of Kueue's "Using HAMi" page transforms both inputs.
+        let config = "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: kueue-manager-config, namespace: kueue-system}\ndata:\n  controller_manager_config.yaml: |\n    apiVersion: config.kueue.x-k8s.io/v1beta2\n    kind: Configuration\n    resources:\n      transformations:\n      - input: nvidia.com/gpucores\n        strategy: Replace\n        multiplyBy: nvidia.com/gpu\n        outputs:\n          nvidia.com/total-gpucores: \"1\"\n      - input: nvidia.com/gpumem\n        strategy: Replace\n        multiplyBy: nvidia.com/gpu\n        outputs:\n          nvidia.com/total-gpumem: \"1\"\n";
+        assert!(kue(&format!("{hami}{config}")).is_empty());
+        let excluded = "---\napiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nresources:\n  excludeResourcePrefixes: [nvidia.com/gpuc, nvidia.com/gpum]\n";
+        assert!(kue(&format!("{hami}{excluded}")).is_empty());
     }
 
     #[test]
