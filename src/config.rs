@@ -37,6 +37,8 @@ pub struct Config {
     pub exclude: Vec<String>,
     exclude_set: Option<GlobSet>,
     pub gpu_resources: Vec<String>,
+    /// DRA device classes whose devices are GPUs, besides the built-in ones.
+    pub gpu_device_classes: Vec<String>,
     pub workloads: Vec<KindEntry>,
     pub kueue_required: bool,
     /// `kustomize: {load_restrictor: root-only|none}`: which files a kustomization may read.
@@ -328,6 +330,7 @@ impl Config {
             config.exclude_set = Some(glob_set(&config.exclude, exclude_at)?);
         }
         config.gpu_resources = fields.string_list("gpu_resources")?;
+        config.gpu_device_classes = fields.string_list("gpu_device_classes")?;
         if let Some(list) = fields.seq("workloads")? {
             config.workloads = list
                 .iter()
@@ -685,6 +688,9 @@ mod tests {
         assert_eq!(c.workloads[0].kind, "Trainer");
         assert_eq!(c.ignore[0].rules, ["GPU002"]);
         assert_eq!(c.gpu_resources, ["example.com/gpu"]);
+        assert!(c.gpu_device_classes.is_empty());
+        let dra = parse("gpu_device_classes: [gpu.example.com]\n").expect("valid");
+        assert_eq!(dra.gpu_device_classes, ["gpu.example.com"]);
     }
 
     #[test]

@@ -133,7 +133,8 @@ impl Linter {
     pub fn new(config: Config, selection: Selection) -> Linter {
         let mut catalog = Catalog::builtin();
         catalog.extend(config.workloads.clone());
-        let gpu_names = GpuNames::new(config.gpu_resources.clone());
+        let gpu_names = GpuNames::new(config.gpu_resources.clone())
+            .with_device_classes(config.gpu_device_classes.clone());
         let config_policy = config.policy.clone();
         Linter {
             config,
@@ -328,6 +329,15 @@ impl Linter {
         keys
     }
 
+    /// The object as the rules see it: a workload, or, for the few kinds checked on their
+    /// own (a LocalQueue), a view without pods.
+    fn view<'a>(&self, object: crate::k8s::workload::Object<'a>) -> Option<Workload<'a>> {
+        if rules::checks_object(&object.id) {
+            return Some(Workload::bare(object));
+        }
+        Workload::of(object, &self.catalog)
+    }
+
     pub fn run(&self, paths: &[PathBuf]) -> Run {
         self.lint_loaded(self.load(paths))
     }
@@ -391,7 +401,7 @@ impl Linter {
         for (document, doc) in unit.rendered.stream.documents.iter().enumerate() {
             let cx = self.context(facts, &unit.rendered.text, document, ns);
             for object in objects(doc) {
-                let Some(workload) = Workload::of(object, &self.catalog) else {
+                let Some(workload) = self.view(object) else {
                     continue;
                 };
                 for mut hit in rules::check_workload(&cx, &workload) {
@@ -465,7 +475,7 @@ impl Linter {
                 ..self.context(facts, "", document, self.unit_namespace(unit))
             };
             for object in objects_in(root) {
-                let Some(workload) = Workload::of(object, &self.catalog) else {
+                let Some(workload) = self.view(object) else {
                     continue;
                 };
                 for mut hit in rules::check_workload(&cx, &workload) {
@@ -519,7 +529,7 @@ impl Linter {
             );
             let template = templates.get(document).cloned().flatten();
             for object in objects(doc) {
-                let Some(workload) = Workload::of(object, &self.catalog) else {
+                let Some(workload) = self.view(object) else {
                     continue;
                 };
                 for mut hit in rules::check_workload(&cx, &workload) {
@@ -639,7 +649,8 @@ pub struct Loaded {
     pub notes: Vec<String>,
 }
 
-/// Kueue LocalQueues defined anywhere in the input: plain files as written, renders as rendered.
+/// Objects rules look across files for (Kueue queues, quotas and flavors, Namespaces, DRA
+/// claims) defined anywhere in the input: plain files as written, renders as rendered.
 pub fn repo_facts(files: &[SourceFile], units: &[RenderUnit], releases: &[HelmUnit]) -> RepoFacts {
     let mut facts = RepoFacts::default();
     let plain = files
@@ -651,23 +662,8 @@ pub fn repo_facts(files: &[SourceFile], units: &[RenderUnit], releases: &[HelmUn
         .iter()
         .flat_map(|r| r.rendered.stream.documents.iter().map(|d| &d.root));
     for root in plain.chain(rendered).chain(charts) {
-        {
-            for object in objects_in(root) {
-                let is_queue = object.id.kind == "LocalQueue"
-                    && object.id.api_version.starts_with("kueue.x-k8s.io/");
-                if let (true, Some(name)) = (is_queue, &object.id.name) {
-                    let ns = object
-                        .id
-                        .namespace
-                        .clone()
-                        .unwrap_or_else(|| "default".into());
-                    facts
-                        .local_queues
-                        .entry(ns)
-                        .or_default()
-                        .insert(name.clone());
-                }
-            }
+        for object in objects_in(root) {
+            facts.add(&object);
         }
     }
     facts

@@ -507,10 +507,11 @@ fn query_prometheus(
     }
     let usage = usage.unwrap_or_default();
     eprintln!(
-        "prometheus {}, window {}: {} container(s) with data, {missing} without ({requests} request(s))",
+        "prometheus {}, window {}: {} container(s) with data, {missing} without, {} node(s) ({requests} request(s))",
         redact_url(&opts.url),
         opts.window,
-        usage.containers.len()
+        usage.containers.len(),
+        usage.nodes.len()
     );
     Ok(usage)
 }

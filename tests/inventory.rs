@@ -401,3 +401,78 @@ fn helm_releases_are_listed_with_their_containers_and_several_paths_list_what_is
     );
     assert!(inventoried.contains("PyTorchJob/ft"));
 }
+
+/// DRA GPUs count per pod and in the totals: NVIDIA's DRA driver quickstart specs
+/// (testdata/dra, see its SOURCES.md), v1 and v1beta1 shapes, MIG devices from CEL selectors.
+#[test]
+fn dra_claims_count_as_gpus_per_pod_and_in_the_totals() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let v1 = root.join("testdata/dra/nvidia-k8s-dra-driver-gpu/v1");
+    let inventory = json(&v1, &["inventory", "--format", "json", "."]);
+    let pod1 = workload(&inventory, "pod1");
+    assert_eq!(
+        pod1["pod_sets"][0]["gpus_per_pod"],
+        serde_json::json!({"gpu.nvidia.com": 1})
+    );
+    assert_eq!(pod1["gpus"], 1);
+    // gpu-test4: a Deployment of 4 pods, each with 4 MIG devices (1g.5gb ×2, 2g.10gb, 3g.20gb).
+    // (gpu-test2's Pod is also named `pod`: pick the Deployment.)
+    let mig = inventory["workloads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["kind"] == "Deployment" && w["name"] == "pod")
+        .unwrap_or_else(|| panic!("no Deployment pod: {inventory:#}"));
+    assert_eq!(mig["pod_sets"][0]["pods"], 4);
+    assert_eq!(
+        mig["pod_sets"][0]["gpus_per_pod"],
+        serde_json::json!({"mig.nvidia.com": 4})
+    );
+    assert_eq!(mig["gpus"], 16);
+    // pod1, pod2 (1 each) and gpu-test2's pod whose two containers share one claim (1).
+    assert_eq!(
+        namespace_gpus(&inventory),
+        [
+            (
+                serde_json::json!("gpu-test1"),
+                serde_json::json!(2),
+                serde_json::json!(0)
+            ),
+            (
+                serde_json::json!("gpu-test2"),
+                serde_json::json!(1),
+                serde_json::json!(0)
+            ),
+            (
+                serde_json::json!("gpu-test4"),
+                serde_json::json!(16),
+                serde_json::json!(0)
+            ),
+        ]
+    );
+}
+
+/// `allocationMode: All` (GKE's DRA sample, testdata/corpus) is a count gpulint cannot know:
+/// listed under `gpus_unknown`, the total null, the set counted as unknown in its namespace.
+#[test]
+fn dra_all_devices_is_an_unknown_count_not_zero() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = root.join(
+        "testdata/corpus/raw/GoogleCloudPlatform__kubernetes-engine-samples/autoscaling/custom-compute-classes/dra",
+    );
+    let inventory = json(&dir, &["inventory", "--format", "json", "deployment.yaml"]);
+    let d = workload(&inventory, "ccc-gpu");
+    assert_eq!(
+        d["pod_sets"][0]["gpus_unknown"],
+        serde_json::json!(["gpu.nvidia.com"])
+    );
+    assert_eq!(d["gpus"], Value::Null);
+    assert_eq!(
+        namespace_gpus(&inventory),
+        [(
+            serde_json::json!("default"),
+            serde_json::json!(0),
+            serde_json::json!(1)
+        )]
+    );
+}

@@ -742,7 +742,13 @@ impl Harness {
 
     fn in_process(&self, stream: &Stream, everything: bool, stats: &mut Stats) -> Vec<Key> {
         let text: &str = &stream.text;
-        let facts = RepoFacts::default();
+        // Cross-object facts (queues, quotas) of the one case file, as `Linter::run` has them.
+        let mut facts = RepoFacts::default();
+        for doc in &stream.documents {
+            for object in objects(doc) {
+                facts.add(&object);
+            }
+        }
         // The rules' inputs as the Linter under comparison has them (no measured usage).
         let linter = if everything {
             &self.everything
@@ -756,7 +762,13 @@ impl Harness {
                 check_span(text, object.node.span, &"object");
                 assert!(object.path.starts_with('$'), "object path {}", object.path);
                 let _ = object.id.display_name();
-                let Some(w) = Workload::of(object, &self.catalog) else {
+                // A LocalQueue is checked on its own, as `Linter::run` does.
+                let view = if rules::checks_object(&object.id) {
+                    Some(Workload::bare(object))
+                } else {
+                    Workload::of(object, &self.catalog)
+                };
+                let Some(w) = view else {
                     continue;
                 };
                 stats.workloads += 1;

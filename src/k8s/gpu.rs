@@ -34,6 +34,9 @@ pub enum GpuName {
 #[derive(Clone, Debug, Default)]
 pub struct GpuNames {
     extra: Vec<String>,
+    /// DRA device classes whose devices are GPUs, besides the built-in ones (config
+    /// `gpu_device_classes`).
+    device_classes: Vec<String>,
 }
 
 /// `nvidia.com/mig-<g>g.<mem>gb` (MIG mixed strategy), e.g. `nvidia.com/mig-1g.5gb`.
@@ -53,7 +56,21 @@ fn is_mig(name: &str) -> bool {
 
 impl GpuNames {
     pub fn new(extra: Vec<String>) -> Self {
-        GpuNames { extra }
+        GpuNames {
+            extra,
+            device_classes: Vec::new(),
+        }
+    }
+
+    pub fn with_device_classes(mut self, classes: Vec<String>) -> Self {
+        self.device_classes = classes;
+        self
+    }
+
+    /// Whether a DRA device class hands out GPUs (`gpu.nvidia.com`, `mig.nvidia.com`, …).
+    pub fn is_gpu_device_class(&self, class: &str) -> bool {
+        super::dra::GPU_DEVICE_CLASSES.contains(&class)
+            || self.device_classes.iter().any(|c| c == class)
     }
 
     pub fn classify(&self, name: &str) -> GpuName {

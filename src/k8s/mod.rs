@@ -1,8 +1,10 @@
 //! Kubernetes knowledge: quantities, GPU resource names, the workload catalogue and views.
 
 pub mod catalog;
+pub mod dra;
 pub mod engine;
 pub mod gpu;
+pub mod kueue;
 pub mod podsets;
 pub mod quantity;
 pub mod workload;

@@ -13,6 +13,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::dra::{pod_claims, DraFacts};
 use super::gpu::is_placeholder;
 use super::quantity::Quantity;
 use super::workload::{Container, Workload};
@@ -595,6 +596,49 @@ pub fn pod_demand(w: &Workload, set: &PodSet) -> Demand {
     regular.add(&sidecars);
     regular.max(&init_peak);
     regular
+}
+
+/// [`pod_demand`] plus the GPUs of the pod's DRA claims (`spec.resourceClaims`), per device
+/// class (`gpu.nvidia.com`: 2), resolved in `namespace` against the repository's
+/// ResourceClaimTemplates and ResourceClaims. A GPU request whose count is unknown
+/// (`allocationMode: All`) puts its class in `unknown`; a claim the input does not define is
+/// not counted. Kueue's quota arithmetic uses [`pod_demand`] alone (Kueue counts DRA devices
+/// only through its own device-class mappings).
+pub fn pod_demand_with_dra(
+    w: &Workload,
+    set: &PodSet,
+    dra: &DraFacts,
+    is_gpu_class: &dyn Fn(&str) -> bool,
+    namespace: &str,
+) -> Demand {
+    let mut demand = pod_demand(w, set);
+    let pod = set
+        .containers
+        .iter()
+        .filter_map(|&i| w.containers.get(i)?.pod)
+        .next()
+        .and_then(|p| w.pods.get(p));
+    let Some(pod) = pod else { return demand };
+    let mut claims = Demand::default();
+    for entry in pod_claims(pod) {
+        let Some(claim) = dra.resolve(namespace, &entry) else {
+            continue;
+        };
+        let (known, unknown) = claim.gpus(is_gpu_class);
+        let d = Demand {
+            resources: known
+                .into_iter()
+                .map(|(class, n)| (class, Quantity::from(i128::from(n))))
+                .collect(),
+            unknown,
+        };
+        claims.add(&d);
+    }
+    for name in &claims.unknown {
+        claims.resources.remove(name);
+    }
+    demand.add(&claims);
+    demand
 }
 
 #[cfg(test)]

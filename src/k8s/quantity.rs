@@ -118,6 +118,14 @@ impl Quantity {
         Some(Quantity::normalized(a.checked_add(b)?, scale))
     }
 
+    /// The exact difference; `None` on overflow.
+    pub fn checked_sub(self, other: Quantity) -> Option<Quantity> {
+        self.checked_add(Quantity {
+            num: other.num.checked_neg()?,
+            scale: other.scale,
+        })
+    }
+
     /// The exact product with a count (a per-pod figure times its pods); `None` on overflow.
     pub fn checked_mul_count(self, n: u64) -> Option<Quantity> {
         let num = self.num.checked_mul(i128::from(n))?;

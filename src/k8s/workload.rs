@@ -574,6 +574,17 @@ impl<'a> Workload<'a> {
         })
     }
 
+    /// An object checked on its own (it runs no pods): no pods, no containers.
+    pub fn bare(object: Object<'a>) -> Workload<'a> {
+        Workload {
+            object,
+            pods: Vec::new(),
+            containers: Vec::new(),
+            batch: false,
+            generic: false,
+        }
+    }
+
     /// The pod template annotation or object annotation `key` (pod template first).
     pub fn annotations(&self, key: &str) -> Vec<&'a str> {
         let mut found: Vec<&'a str> = self.object.annotation(key).into_iter().collect();

@@ -2,6 +2,7 @@
 
 pub mod gpu_queries;
 pub mod mig;
+pub mod nodes;
 pub mod prometheus;
 pub mod recommend;
 pub mod snapshot;

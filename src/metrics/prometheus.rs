@@ -212,10 +212,11 @@ pub fn collect(
         usage: UsageSet {
             window: Some(window.clone()),
             source: format!("prometheus {}", client.url_shown),
-            containers: BTreeMap::new(),
+            ..UsageSet::default()
         },
         ..Collected::default()
     };
+
     if wanted_set.is_empty() {
         return Ok(out);
     }
@@ -324,6 +325,17 @@ pub fn collect(
             resolver.guessed_jobs.len(),
             join_limited(&resolver.guessed_jobs, 10)
         ));
+    }
+    // The cluster's nodes, for cluster fit (src/metrics/nodes.rs): two more queries; optional.
+    let nodes = super::nodes::collect::<PrometheusError>(&plan.selector, &mut |q| {
+        let rows = client.query(q)?;
+        Ok(rows.into_iter().map(|r| (r.labels, r.value)).collect())
+    });
+    match nodes {
+        Ok(nodes) => out.usage.nodes = nodes,
+        Err(e) => out
+            .notes
+            .push(format!("nodes not measured (FIT001 not judged): {e}")),
     }
     finish(&mut out, &mut client, &wanted_set, per_key);
     // Separate queries (quantile, max, capacity) can disagree in the last float digits;

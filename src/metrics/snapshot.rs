@@ -32,6 +32,9 @@
 //!   fractions in `0..=1`, not percentages; `kv_cache_usage.p99 <= max`.
 //! - `gpu_model` is a non-empty string; `gpu_count` and `gpus_used` are integers, and
 //!   `gpus_used <= gpu_count`.
+//! - `nodes` (optional, for cluster fit): `[{"name": "gpu-1", "labels": {…}, "allocatable":
+//!   {"cpu": "96", "memory": "1Ti", "nvidia.com/gpu": "8"}}]`; names unique and non-empty,
+//!   allocatable values non-negative Kubernetes quantities (strings).
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -44,6 +47,7 @@ use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
 use thiserror::Error;
 
+use super::nodes::NodeInfo;
 use super::usage::{ContainerKey, GpuMemory, GpuUtilization, KvCache, Stats, Usage, UsageSet};
 
 /// The version [`write`] produces.
@@ -142,6 +146,12 @@ pub enum SnapshotErrorKind {
     /// An identity field is the empty string.
     #[error("`{field}` is empty")]
     EmptyField { field: &'static str },
+    /// A node's allocatable value is not a non-negative Kubernetes quantity.
+    #[error("{field} ({value}) is not a non-negative Kubernetes quantity such as \"8\", \"500m\" or \"1Ti\"")]
+    InvalidQuantity { field: String, value: String },
+    /// Two nodes with one name, or a node without a name.
+    #[error("node name {name:?} is empty or already used")]
+    DuplicateNode { name: String },
     /// `collected_at` is not an RFC 3339 timestamp.
     #[error(
         "collected_at ({value}) is not an RFC 3339 timestamp such as \"2026-12-01T00:00:00Z\""
@@ -316,7 +326,14 @@ struct FileSeed<'d, 'a> {
     failure: &'d RefCell<Option<SnapshotError>>,
 }
 
-const FILE_FIELDS: &[&str] = &["version", "window", "collected_at", "source", "containers"];
+const FILE_FIELDS: &[&str] = &[
+    "version",
+    "window",
+    "collected_at",
+    "source",
+    "containers",
+    "nodes",
+];
 
 impl<'de> DeserializeSeed<'de> for FileSeed<'_, '_> {
     type Value = UsageSet;
@@ -339,6 +356,7 @@ impl<'de> Visitor<'de> for FileSeed<'_, '_> {
         let mut collected_at: Option<Option<String>> = None;
         let mut source: Option<Option<String>> = None;
         let mut containers: Option<BTreeMap<ContainerKey, Usage>> = None;
+        let mut nodes: Option<Vec<NodeInfo>> = None;
         while let Some(key) = map.next_key::<String>()? {
             match key.as_str() {
                 "version" if version.is_some() => {
@@ -384,6 +402,13 @@ impl<'de> Visitor<'de> for FileSeed<'_, '_> {
                         failure: self.failure,
                     })?)
                 }
+                "nodes" if nodes.is_some() => return Err(de::Error::duplicate_field("nodes")),
+                "nodes" => {
+                    let list: Option<Vec<NodeInfo>> = map.next_value()?;
+                    let list = list.unwrap_or_default();
+                    check_nodes(self.doc, &list).map_err(|e| self.fail(e))?;
+                    nodes = Some(list);
+                }
                 other => return Err(de::Error::unknown_field(other, FILE_FIELDS)),
             }
         }
@@ -397,6 +422,7 @@ impl<'de> Visitor<'de> for FileSeed<'_, '_> {
                 .flatten()
                 .unwrap_or_else(|| format!("snapshot {}", self.doc.name)),
             containers,
+            nodes: nodes.unwrap_or_default(),
         })
     }
 }
@@ -407,6 +433,35 @@ impl FileSeed<'_, '_> {
         *self.failure.borrow_mut() = Some(checked);
         E::custom("invalid snapshot")
     }
+}
+
+/// Node names unique and non-empty, allocatable values non-negative quantities.
+fn check_nodes(doc: &Doc, nodes: &[NodeInfo]) -> Result<(), SnapshotError> {
+    let mut seen = std::collections::BTreeSet::new();
+    for (i, node) in nodes.iter().enumerate() {
+        if node.name.is_empty() || !seen.insert(node.name.as_str()) {
+            let path = format!("nodes[{i}].name");
+            let kind = SnapshotErrorKind::DuplicateNode {
+                name: node.name.clone(),
+            };
+            return Err(doc.error(&path, Some(format!("nodes[{i}]")), kind));
+        }
+        for (resource, value) in &node.allocatable {
+            let ok = value
+                .trim()
+                .parse::<crate::k8s::quantity::Quantity>()
+                .is_ok_and(|q| !q.is_negative());
+            if !ok {
+                let path = format!("nodes[{i}].allocatable.{resource}");
+                let kind = SnapshotErrorKind::InvalidQuantity {
+                    field: format!("allocatable.{resource}"),
+                    value: format!("{value:?}"),
+                };
+                return Err(doc.error(&path, Some(format!("nodes[{i}] ({})", node.name)), kind));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The `containers` array, each entry checked and stored as soon as it is read.
@@ -483,6 +538,7 @@ pub fn write(set: &UsageSet, collected_at: &str) -> String {
             .iter()
             .map(|(key, usage)| FileContainer::new(key, usage))
             .collect(),
+        nodes: set.nodes.clone(),
     };
     // Cannot fail: plain structs with string keys and no custom serialisers.
     let mut out = serde_json::to_string_pretty(&file).unwrap_or_default();
@@ -632,6 +688,8 @@ struct FileV1 {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     source: Option<String>,
     containers: Vec<FileContainer>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    nodes: Vec<NodeInfo>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -1471,6 +1529,28 @@ mod tests {
     }
 
     #[test]
+    fn nodes_round_trip_and_bad_ones_are_errors_with_their_place() {
+        let text = "{\"version\": 1, \"containers\": [],\n \"nodes\": [{\"name\": \"h100-1\", \"labels\": {\"nvidia.com/gpu.product\": \"NVIDIA-H100-80GB-HBM3\"},\n   \"allocatable\": {\"cpu\": \"191500m\", \"memory\": \"2Ti\", \"nvidia.com/gpu\": \"8\"}}]}";
+        let set = ok(text);
+        assert_eq!(set.nodes.len(), 1);
+        assert_eq!(set.nodes[0].allocatable["nvidia.com/gpu"], "8");
+        assert_eq!(ok(&write(&set, "")), set, "round trip");
+        let bad = text.replace("\"8\"", "\"eight\"");
+        let e = parse(&bad, "m.json").expect_err("not a quantity");
+        assert_eq!((e.line, e.column), (Some(3), Some(73)), "{e}");
+        assert!(e.to_string().contains("nodes[0] (h100-1): allocatable.nvidia.com/gpu (\"eight\") is not a non-negative Kubernetes quantity"), "{e}");
+        let twice = text.replace("}}]}", "}}, {\"name\": \"h100-1\"}]}");
+        let e = parse(&twice, "m.json").expect_err("duplicate");
+        assert!(
+            e.to_string()
+                .contains("node name \"h100-1\" is empty or already used"),
+            "{e}"
+        );
+        let unknown = text.replace("\"labels\"", "\"label\"");
+        assert!(parse(&unknown, "m.json").is_err());
+    }
+
+    #[test]
     fn write_is_deterministic_and_round_trips() {
         let set = ok(&read_fixture("example.json"));
         let written = write(&set, "2026-12-01T00:00:00Z");
@@ -1525,6 +1605,7 @@ mod tests {
                 window: Some("7d".into()),
                 source: "test".into(),
                 containers: BTreeMap::new(),
+                nodes: Vec::new(),
             };
             for i in 0..rng.below(5) {
                 let mut sorted = [rng.float(), rng.float(), rng.float()];
@@ -1758,7 +1839,7 @@ mod tests {
         let cases = [
             ("[]", "metrics.json:1:1: invalid type: sequence, expected a metrics snapshot (a JSON object with `version` and `containers`)"),
             ("", "metrics.json:1:1: EOF while parsing a value"),
-            (r#"{"version": 1, "containers": [], "extra": 1}"#, "metrics.json:1:40: unknown field `extra`, expected one of `version`, `window`, `collected_at`, `source`, `containers`"),
+            (r#"{"version": 1, "containers": [], "extra": 1}"#, "metrics.json:1:40: unknown field `extra`, expected one of `version`, `window`, `collected_at`, `source`, `containers`, `nodes`"),
             (r#"{"version": 1, "containers": [7]}"#, "metrics.json:1:31: containers[0]: invalid type: integer `7`, expected a container object (namespace, kind, name, container and optional series)"),
             (r#"{"version": 1, "containers": [{"namespace": "a"}]}"#, "metrics.json:1:48: containers[0]: missing field `kind`"),
             (r#"{"version": 1, "version": 1, "containers": []}"#, "metrics.json:1:24: duplicate field `version`"),

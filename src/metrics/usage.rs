@@ -154,6 +154,9 @@ pub struct UsageSet {
     /// e.g. `prometheus https://prom:9090` or `snapshot metrics.json`.
     pub source: String,
     pub containers: BTreeMap<ContainerKey, Usage>,
+    /// The cluster's nodes (the snapshot's optional `nodes`), for cluster fit; empty when not
+    /// measured.
+    pub nodes: Vec<super::nodes::NodeInfo>,
 }
 
 impl UsageSet {

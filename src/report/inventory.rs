@@ -4,8 +4,9 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
+use crate::k8s::dra::DraFacts;
 use crate::k8s::gpu::{GpuName, GpuNames};
-use crate::k8s::podsets::{pod_demand, pod_sets, Demand, PodCount, PodSet};
+use crate::k8s::podsets::{pod_demand_with_dra, pod_sets, Demand, PodCount, PodSet};
 use crate::k8s::quantity::Quantity;
 use crate::k8s::workload::{objects_in, Container, ResourceList, Workload};
 use crate::lint::{FileRole, Linter, SourceFile};
@@ -114,15 +115,17 @@ fn count_json(count: &PodCount) -> Value {
     count.known().map_or(Value::Null, |n| json!(n))
 }
 
-/// The GPUs (known GPU resources only: a typo gets no GPU) of a demand, and the GPU resources
-/// whose quantity is not known.
+/// The GPUs (known GPU resources only: a typo gets no GPU; DRA claims' GPUs under their device
+/// class) of a demand, and the GPU resources whose quantity is not known.
 fn gpu_demand(names: &GpuNames, d: &Demand) -> (BTreeMap<String, i64>, Vec<String>) {
+    let is_gpu =
+        |name: &str| names.classify(name) == GpuName::Known || names.is_gpu_device_class(name);
     // A count beyond i64 is no count either: it is listed as unknown.
     let count = |q: &Quantity| q.as_whole_i128().and_then(|n| i64::try_from(n).ok());
     let known = d
         .resources
         .iter()
-        .filter(|(name, _)| names.classify(name) == GpuName::Known)
+        .filter(|(name, _)| is_gpu(name))
         .filter_map(|(name, q)| Some((name.clone(), count(q)?)))
         .filter(|(_, n)| *n != 0)
         .collect();
@@ -136,7 +139,7 @@ fn gpu_demand(names: &GpuNames, d: &Demand) -> (BTreeMap<String, i64>, Vec<Strin
                 .filter(|(_, q)| count(q).is_none())
                 .map(|(name, _)| name),
         )
-        .filter(|name| names.classify(name) == GpuName::Known)
+        .filter(|name| is_gpu(name))
         .cloned()
         .collect();
     (known, unknown)
@@ -144,12 +147,20 @@ fn gpu_demand(names: &GpuNames, d: &Demand) -> (BTreeMap<String, i64>, Vec<Strin
 
 /// The pod sets of a workload as JSON, and the workload's GPU total (null when a set with GPUs
 /// has an unknown count or quantity; null for templates, which run no pods).
-fn pod_sets_json(names: &GpuNames, w: &Workload, sets: &[PodSet]) -> (Vec<Value>, Value) {
+fn pod_sets_json(
+    names: &GpuNames,
+    dra: &DraFacts,
+    namespace: &str,
+    w: &Workload,
+    sets: &[PodSet],
+) -> (Vec<Value>, Value) {
     let mut out = Vec::new();
     let mut total: Option<i64> = Some(0);
     let mut template = false;
     for set in sets {
-        let (per_pod, unknown) = gpu_demand(names, &pod_demand(w, set));
+        let is_class = |c: &str| names.is_gpu_device_class(c);
+        let demand = pod_demand_with_dra(w, set, dra, &is_class, namespace);
+        let (per_pod, unknown) = gpu_demand(names, &demand);
         let per_pod_sum = per_pod.values().fold(0i64, |a, b| a.saturating_add(*b));
         let set_total = match (&set.count, unknown.is_empty()) {
             (PodCount::Template, _) => {
@@ -207,6 +218,8 @@ pub fn workloads(
     releases: &[HelmUnit],
 ) -> Value {
     let mut out = Vec::new();
+    // DRA claims are resolved against every ResourceClaimTemplate and ResourceClaim of the input.
+    let facts = crate::lint::repo_facts(files, units, releases);
     let mut push = |root: &Node, placement: Placement, namespace: &str, render: Option<&str>| {
         for object in objects_in(root) {
             let (file, line) = match &placement {
@@ -251,7 +264,12 @@ pub fn workloads(
                     }
                 }
             }
-            let (pod_sets, gpus) = pod_sets_json(&linter.gpu_names, &w, &sets);
+            let ns = w
+                .object
+                .id
+                .effective_namespace(namespace)
+                .unwrap_or_default();
+            let (pod_sets, gpus) = pod_sets_json(&linter.gpu_names, &facts.dra, &ns, &w, &sets);
             let mut entry = json!({
                 "file": file,
                 "line": line,

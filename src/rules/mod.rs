@@ -4,6 +4,8 @@
 //! a message. The engine turns hits into findings: it applies the config's severities and
 //! enablement, `--select`/`--ignore`, and the suppressions.
 
+mod dra;
+mod fit;
 mod gpu;
 mod gpu_sizing;
 pub mod headroom;
@@ -206,6 +208,126 @@ pub static RULES: &[RuleInfo] =
             "GPU batch workload without a kueue.x-k8s.io/queue-name label where Kueue queues exist"
         ),
         rule!(
+            "KUE002",
+            "kueue-local-queue-unknown",
+            Error,
+            true,
+            Never,
+            "kueue.x-k8s.io/queue-name names no LocalQueue in the workload's namespace: the job stays suspended"
+        ),
+        rule!(
+            "KUE003",
+            "kueue-cluster-queue-unknown",
+            Error,
+            true,
+            Never,
+            "a LocalQueue points to a ClusterQueue the repo does not define: its workloads are never admitted"
+        ),
+        rule!(
+            "KUE004",
+            "kueue-namespace-not-selected",
+            Error,
+            true,
+            Never,
+            "a LocalQueue's namespace is excluded by its ClusterQueue's namespaceSelector"
+        ),
+        rule!(
+            "KUE005",
+            "kueue-quota-never-admits",
+            Error,
+            true,
+            Never,
+            "a workload asks for more than its ClusterQueue can ever reach, borrowing included"
+        ),
+        rule!(
+            "KUE006",
+            "kueue-resource-not-covered",
+            Error,
+            true,
+            Never,
+            "a workload requests a resource no resource group of its ClusterQueue covers"
+        ),
+        rule!(
+            "KUE007",
+            "kueue-flavor-node-labels-conflict",
+            Error,
+            true,
+            Never,
+            "the pod's nodeSelector/required affinity contradicts every flavor that covers its GPUs"
+        ),
+        rule!(
+            "KUE008",
+            "kai-queue-unknown",
+            Error,
+            true,
+            Never,
+            "a kai.scheduler/queue label names no KAI Queue the repo defines"
+        ),
+        rule!(
+            "DRA001",
+            "dra-container-claim-unknown",
+            Error,
+            true,
+            Never,
+            "a container's resources.claims names no entry of the pod's resourceClaims: rejected"
+        ),
+        rule!(
+            "DRA002",
+            "dra-claim-source-missing",
+            Error,
+            true,
+            Never,
+            "a pod claim names neither resourceClaimTemplateName nor resourceClaimName: rejected"
+        ),
+        rule!(
+            "DRA003",
+            "dra-claim-unknown",
+            Error,
+            true,
+            Never,
+            "a pod claim names a ResourceClaimTemplate or ResourceClaim the repo does not define"
+        ),
+        rule!(
+            "DRA004",
+            "dra-shared-claim-multi-replica",
+            Warning,
+            true,
+            Never,
+            "a resourceClaimName in a multi-replica pod template: every pod shares one device set"
+        ),
+        rule!(
+            "DRA005",
+            "dra-request-shape-v1beta1",
+            Error,
+            true,
+            Never,
+            "deviceClassName directly on a request under resource.k8s.io/v1 (or v1beta2), where exactly: is required"
+        ),
+        rule!(
+            "DRA006",
+            "dra-gpu-allocated-twice",
+            Warning,
+            true,
+            Never,
+            "a container asks for nvidia.com/gpu and for GPUs through a DRA claim: two allocations"
+        ),
+        rule!(
+            "DRA007",
+            "dra-mig-profile-unknown",
+            Warning,
+            true,
+            Never,
+            "a CEL selector asks for a MIG profile no NVIDIA GPU offers"
+        ),
+        rule!(
+            "DRA008",
+            "dra-gpu-count-unknown",
+            Info,
+            true,
+            Never,
+            "a GPU request with allocationMode: All: the number of GPUs is not known from the repo"
+        ),
+        rule!(
             "MEM001",
             "memory-limit-below-usage",
             Error,
@@ -300,6 +422,14 @@ pub static RULES: &[RuleInfo] =
             true,
             Never,
             "an inference engine preallocates GPU memory: not judged by its framebuffer"
+        ),
+        rule!(
+            "FIT001",
+            "no-node-fits",
+            Error,
+            true,
+            Never,
+            "a pod's CPU, memory or GPU requests exceed every node its selector allows (measured nodes)"
         ),
         rule!(
             "MET001",
@@ -406,6 +536,50 @@ impl Hit {
 pub struct RepoFacts {
     /// Kueue LocalQueue names by namespace (`default` when the manifest has none).
     pub local_queues: BTreeMap<String, BTreeSet<String>>,
+    /// Kueue's (and KAI's) queues, quotas and flavors, and Namespace labels.
+    pub kueue: crate::k8s::kueue::KueueFacts,
+    /// DRA ResourceClaimTemplates and ResourceClaims.
+    pub dra: crate::k8s::dra::DraFacts,
+}
+
+impl RepoFacts {
+    /// Records what rules need to know of one object (any kind; most are ignored).
+    pub fn add(&mut self, object: &crate::k8s::workload::Object) {
+        let id = &object.id;
+        let is_queue =
+            id.kind == "LocalQueue" && id.api_version.starts_with(crate::k8s::kueue::GROUP);
+        if let (true, Some(name)) = (is_queue, &id.name) {
+            let ns = id.namespace.clone().unwrap_or_else(|| "default".into());
+            self.local_queues
+                .entry(ns)
+                .or_default()
+                .insert(name.clone());
+        }
+        self.kueue.add(object, "default");
+        self.dra.add(object, "default");
+    }
+
+    /// The facts of every object of a YAML text (tests).
+    #[cfg(test)]
+    pub fn of_text(text: &str) -> RepoFacts {
+        let stream = crate::source::yaml::Stream::parse(text);
+        let mut facts = RepoFacts::default();
+        for doc in &stream.documents {
+            for object in crate::k8s::workload::objects(doc) {
+                facts.add(&object);
+            }
+        }
+        facts
+    }
+}
+
+/// Kinds checked on their own, not as workloads (they run no pods): a LocalQueue's target, a
+/// DRA claim's requests.
+pub fn checks_object(id: &ObjectRef) -> bool {
+    let queue = id.kind == "LocalQueue" && id.api_version.starts_with(crate::k8s::kueue::GROUP);
+    let claim = matches!(id.kind.as_str(), "ResourceClaimTemplate" | "ResourceClaim")
+        && id.api_version.starts_with(crate::k8s::dra::GROUP);
+    queue || claim
 }
 
 /// What the rules need besides the workload.
@@ -430,6 +604,8 @@ pub fn check_workload(cx: &Context, w: &Workload) -> Vec<Hit> {
     qos::check(cx, w, &mut hits);
     shm::check(cx, w, &mut hits);
     kueue::check(cx, w, &mut hits);
+    dra::check(cx, w, &mut hits);
+    fit::check(cx, w, &mut hits);
     headroom::check(cx, w, &mut hits);
     schedule::check(cx, w, &mut hits);
     render::check(cx, w, &mut hits);
@@ -574,7 +750,12 @@ pub(crate) mod test_support {
                 default_namespace: "default",
             };
             for obj in objects(doc) {
-                if let Some(w) = Workload::of(obj, &catalog) {
+                let view = if checks_object(&obj.id) {
+                    Some(Workload::bare(obj))
+                } else {
+                    Workload::of(obj, &catalog)
+                };
+                if let Some(w) = view {
                     for h in check_workload(&cx, &w) {
                         if !all && !rule(h.rule).is_some_and(|r| r.enabled_by_default) {
                             continue;
