@@ -1,7 +1,9 @@
 //! gpulint: a GPU-aware linter for Kubernetes manifest repositories.
 //!
-//! The pipeline (see DESIGN.md): `source` finds and parses inputs into span-aware YAML,
-//! `k8s` gives a typed view of workloads, `rules` checks them, `report` prints the findings.
+//! The pipeline (see ARCHITECTURE.md at the repository root): `source` finds, parses and
+//! renders inputs into span-aware YAML, `k8s` gives a typed view of workloads, `metrics` says
+//! what was measured, `rules` checks them, `fix` writes fixes at the origin, `report` prints
+//! the findings.
 
 pub mod changed;
 pub mod cli;
