@@ -17,17 +17,52 @@ pub const MAX_RENDERED_OBJECTS: usize = 10_000;
 #[derive(Default)]
 pub(crate) struct Budget {
     bases: HashMap<PathBuf, Vec<Res>>,
+    /// How many more times each base will be asked for (see `load::base_uses`); `None`: not
+    /// known, every base is kept to the end of the render.
+    uses: Option<HashMap<PathBuf, usize>>,
 }
 
 impl Budget {
-    /// A base built before in this render. A base's output depends only on its directory
-    /// (components, which build on what includes them, are never memoized).
-    pub fn base(&self, dir: &Path) -> Option<Vec<Res>> {
-        self.bases.get(dir).cloned()
+    pub fn with_uses(uses: Option<HashMap<PathBuf, usize>>) -> Budget {
+        Budget {
+            bases: HashMap::new(),
+            uses,
+        }
     }
 
+    /// A base built before in this render. A base's output depends only on its directory
+    /// (components, which build on what includes them, are never memoized). Its last user
+    /// takes it: no copy is made, and nothing is kept to the end of the render.
+    pub fn base(&mut self, dir: &Path) -> Option<Vec<Res>> {
+        if !self.bases.contains_key(dir) {
+            return None; // not built yet: `remember_base` counts this use
+        }
+        let left = self.uses.as_mut().and_then(|u| u.get_mut(dir));
+        match left {
+            Some(left) => {
+                *left = left.saturating_sub(1);
+                if *left == 0 {
+                    self.bases.remove(dir)
+                } else {
+                    self.bases.get(dir).cloned()
+                }
+            }
+            None => self.bases.get(dir).cloned(),
+        }
+    }
+
+    /// Keeps a base just built for its later users (none: nothing is kept, no copy made).
     pub fn remember_base(&mut self, dir: &Path, resources: &[Res]) {
-        self.bases.insert(dir.to_path_buf(), resources.to_vec());
+        let later = match self.uses.as_mut().and_then(|u| u.get_mut(dir)) {
+            Some(left) => {
+                *left = left.saturating_sub(1);
+                *left
+            }
+            None => 1,
+        };
+        if later > 0 {
+            self.bases.insert(dir.to_path_buf(), resources.to_vec());
+        }
     }
 }
 

@@ -2,10 +2,11 @@
 //! kustomization level at a time, in kustomize's order: resources (and bases), components, then
 //! the builtin transformers in kustomize's fixed order.
 
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::budget::{check_count, Budget};
+use super::budget::{check_count, Budget, MAX_RENDERED_OBJECTS};
 use super::kustomization::{self, is_remote, Kustomization, Patch};
 use super::{
     normalize, order, replace, select, transform, Options, RenderError, RenderErrorKind, Rendered,
@@ -154,7 +155,7 @@ pub(crate) fn render(
         files: Vec::new(),
         kustomizations: Vec::new(),
         stack: Vec::new(),
-        budget: Budget::default(),
+        budget: Budget::with_uses(base_uses(&dir, sources)),
     };
     if let Some(b) = &options.boundary {
         if !dir.starts_with(normalize(b)) {
@@ -185,6 +186,41 @@ pub(crate) fn render(
         files: ctx.files,
         kustomizations: ctx.kustomizations,
     })
+}
+
+/// How many times each base folder will be asked for in a render of `root`: once per mention
+/// in each distinct kustomization reached, since a base built once does not ask for its own
+/// bases again. `None` when that cannot be known (a component, which is built at every
+/// inclusion, or a kustomization that does not parse): every base is then kept.
+fn base_uses(root: &Path, sources: &dyn Sources) -> Option<HashMap<PathBuf, usize>> {
+    let mut uses: HashMap<PathBuf, usize> = HashMap::new();
+    let mut seen: HashSet<PathBuf> = HashSet::new();
+    let mut todo = vec![root.to_path_buf()];
+    while let Some(dir) = todo.pop() {
+        if !seen.insert(dir.clone()) {
+            continue;
+        }
+        if seen.len() > MAX_RENDERED_OBJECTS {
+            return None;
+        }
+        let kfile = find_kustomization(&dir, sources)?;
+        let stream = sources.load(&kfile).ok()?;
+        let k = kustomization::parse(&stream, &kfile).ok()?;
+        if k.is_component || !k.components.is_empty() {
+            return None;
+        }
+        for r in &k.resources {
+            if is_remote(&r.text) {
+                continue;
+            }
+            let path = normalize(&dir.join(&r.text));
+            if sources.is_dir(&path) {
+                *uses.entry(path.clone()).or_default() += 1;
+                todo.push(path);
+            }
+        }
+    }
+    Some(uses)
 }
 
 fn missing_kustomization(dir: &Path, file: &Path, span: Option<Span>) -> RenderError {
@@ -242,7 +278,9 @@ impl Ctx<'_> {
                     from,
                     Some(span),
                     format!(
-                        "security; file '{}' is not in or below '{}'",
+                        "security; '{}' is outside the repository '{}': gpulint reads nothing \
+                         outside it (the repository is the git work tree of the path linted, \
+                         else the working folder when that path is below it)",
                         path.display(),
                         b.display()
                     ),
@@ -356,6 +394,8 @@ impl Ctx<'_> {
                 ));
             }
             let path = normalize(&dir.join(&r.text));
+            // Outside the repository, a base must not read as "no such file": say why.
+            self.check_boundary(&path, kfile, span)?;
             if self.sources.is_dir(&path) {
                 self.enter_dir(&path, kfile, span)?;
                 if find_kustomization(&path, self.sources).is_none() {

@@ -462,3 +462,73 @@ fn errors_point_at_the_offending_entry() {
     let e = render(&cyc.path().join("a"), &FsSources::new(), &opts()).unwrap_err();
     assert_eq!(e.kind, RenderErrorKind::Cycle, "{}", e.message);
 }
+
+/// Counts the kustomization files a render asks for.
+struct Counting {
+    inner: FsSources,
+    loads: std::sync::Mutex<std::collections::HashMap<PathBuf, usize>>,
+}
+
+impl Sources for Counting {
+    fn load(&self, path: &Path) -> std::io::Result<std::sync::Arc<Stream>> {
+        if let Ok(mut loads) = self.loads.lock() {
+            *loads.entry(path.to_path_buf()).or_default() += 1;
+        }
+        self.inner.load(path)
+    }
+    fn is_dir(&self, path: &Path) -> bool {
+        self.inner.is_dir(path)
+    }
+    fn is_file(&self, path: &Path) -> bool {
+        self.inner.is_file(path)
+    }
+}
+
+#[test]
+fn a_diamond_builds_each_base_once() {
+    // Ten levels, each including the next twice (under two prefixes): 1,024 objects.
+    let mut files = vec![
+        (
+            "l10/kustomization.yaml".to_string(),
+            "resources:\n- cm.yaml\n".to_string(),
+        ),
+        (
+            "l10/cm.yaml".to_string(),
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n".to_string(),
+        ),
+    ];
+    for i in 0..10 {
+        files.push((
+            format!("l{i}/kustomization.yaml"),
+            "resources:\n- a\n- b\n".into(),
+        ));
+        for side in ["a", "b"] {
+            files.push((
+                format!("l{i}/{side}/kustomization.yaml"),
+                format!("namePrefix: {side}-\nresources:\n- ../../l{}\n", i + 1),
+            ));
+        }
+    }
+    let borrowed: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    let dir = tree(&borrowed);
+    let sources = Counting {
+        inner: FsSources::new(),
+        loads: std::sync::Mutex::default(),
+    };
+    let rendered = render(&dir.path().join("l0"), &sources, &opts()).expect("renders");
+    assert_eq!(rendered.objects.len(), 1024);
+    let loads = sources.loads.lock().map(|l| l.clone()).unwrap_or_default();
+    let kustomizations: Vec<(&PathBuf, &usize)> = loads
+        .iter()
+        .filter(|(p, _)| p.ends_with("kustomization.yaml"))
+        .collect();
+    assert_eq!(kustomizations.len(), 31, "{loads:?}");
+    // Once to count its users, once to build it: never again, whatever the paths to it.
+    assert!(
+        kustomizations.iter().all(|(_, n)| **n == 2),
+        "{kustomizations:?}"
+    );
+}

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Benchmark: a Kustomize diamond (each of LEVELS levels includes the next twice, under two name
+# prefixes: 2^LEVELS Deployments out of 3*LEVELS+2 small files) against the same objects
+# written as plain files (`kubectl kustomize` output, one file per object), side by side.
+#
+#   bench/diamond.sh [LEVELS=12]     (13 levels is the most under the 10,000-object cap)
+#
+# Reports CPU time (task-clock, robust on a busy machine), the mean of RUNS (default 5) runs.
+# Target (issue 15): the render at most 2x the plain files. BENCH_STRICT=1 exits 3 on a miss.
+set -euo pipefail
+BENCH_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$BENCH_DIR/.." && pwd)"
+LEVELS="${1:-12}" RUNS="${BENCH_RUNS:-5}"
+: "${HOME:=$(getent passwd "$(id -u)" | cut -d: -f6)}"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-${GPULINT_CACHE:-$HOME/.cache/gpulint}/target}"
+(cd "$ROOT" && cargo build --release --quiet --bin gpulint)
+GPULINT="$CARGO_TARGET_DIR/release/gpulint"
+command -v perf >/dev/null || { echo "bench/diamond.sh needs perf (apt-get install linux-perf)" >&2; exit 1; }
+WORK="$(mktemp -d)"
+trap '[[ -n "${BENCH_KEEP:-}" ]] || rm -rf "$WORK"' EXIT
+python3 - "$WORK/diamond" "$LEVELS" <<'PY'
+import os, sys
+out, levels = sys.argv[1], int(sys.argv[2])
+def w(p, t):
+    p = os.path.join(out, p); os.makedirs(os.path.dirname(p), exist_ok=True); open(p, "w").write(t)
+for i in range(levels):
+    w(f"l{i}/kustomization.yaml", "resources:\n- a\n- b\n")
+    for side in "ab":
+        w(f"l{i}/{side}/kustomization.yaml", f"namePrefix: {side}-\nresources:\n- ../../l{i+1}\n")
+w(f"l{levels}/kustomization.yaml", "resources:\n- d.yaml\n")
+w(f"l{levels}/d.yaml", """apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: d
+spec:
+  template:
+    spec:
+      containers:
+      - name: c
+        image: x
+        resources:
+          requests: {cpu: "1", memory: 1Gi}
+          limits: {nvidia.com/gpu: 1, memory: 1Gi}
+""")
+PY
+kubectl kustomize "$WORK/diamond/l0" > "$WORK/plain.yaml"
+mkdir "$WORK/plain"
+(cd "$WORK/plain" && csplit -s -z -f obj -b '%05d.yaml' "$WORK/plain.yaml" '/^---$/' '{*}')
+OBJECTS=$(ls "$WORK/plain" | wc -l)
+# cpu_ms PATH: the mean task-clock (ms) of RUNS runs of gpulint on PATH.
+cpu_ms() {
+    # Through sh: gpulint exits 1 (findings), which would stop `perf stat -r`.
+    perf stat -r "$RUNS" -x, -e task-clock \
+        sh -c '"$0" "$1" --format json >/dev/null 2>&1; true' "$GPULINT" "$1" 2>&1 >/dev/null \
+        | awk -F, '/task-clock/ {printf "%d", $1}'
+}
+# From the work folder: it is the repository of both trees (a base above the linted folder is
+# read only inside the repository).
+cd "$WORK"
+RENDER=$(cpu_ms diamond/l0)
+PLAIN=$(cpu_ms plain)
+status=0
+python3 - "$LEVELS" "$OBJECTS" "$RENDER" "$PLAIN" <<'PY' || status=$?
+import sys
+levels, objects, render, plain = map(int, sys.argv[1:])
+print(f"diamond: {levels} levels, {objects} objects")
+print(f"rendered from the diamond   {render:6d} ms CPU")
+print(f"the same objects as files   {plain:6d} ms CPU")
+ratio = render / plain
+print(f"ratio {ratio:.2f} (target <= 2)")
+sys.exit(0 if ratio <= 2 else 4)
+PY
+[[ $status -ne 0 && "${BENCH_STRICT:-0}" == 1 ]] && exit 3
+exit 0
