@@ -1,11 +1,11 @@
 //! The GPU-sizing queries of `gpulint snapshot` / `--prometheus`: per-GPU engine activity (GPU
 //! count, busy GPUs, model), the P99 of engine activity, and the serving engine's KV-cache usage.
-//! Four fixed queries, whatever the number of workloads; `prometheus.rs` runs them with the
+//! Four fixed queries, whatever the number of workloads; `prometheus` runs them with the
 //! others and folds their rows in here, per pod, then per workload.
 
 use std::collections::BTreeMap;
 
-use super::usage::{GpuUtilization, KvCache, Usage};
+use crate::metrics::usage::{GpuUtilization, KvCache, Usage};
 
 /// A GPU is busy when its average engine activity over the window is at least this.
 pub const BUSY_THRESHOLD: f64 = 0.05;

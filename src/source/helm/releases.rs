@@ -1,0 +1,612 @@
+//! Which releases a repository declares: Argo CD `Application`s, Flux `HelmRelease`s and the
+//! config's `charts:` entries, with their values files and `--set` parameters resolved inside the
+//! repository; a chart nobody declares is rendered once with its defaults.
+
+use std::collections::HashSet;
+use std::path::{Component, Path, PathBuf};
+
+use serde_json::Value as Json;
+
+use super::{is_chart, parse_set_name, typed_set_value, Parameter, Release, SetKind, ValuesSource};
+use crate::config::ChartEntry;
+use crate::source::yaml::{Node, ScalarKind, Stream};
+
+/// Lexically normalizes a path: drops `.`, folds `..` into its parent.
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    out.push("..");
+                }
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+pub(super) fn under(root: &Path, path: &Path) -> PathBuf {
+    if path.is_absolute() {
+        normalize(path)
+    } else {
+        normalize(&root.join(path))
+    }
+}
+
+/// Identifies declared charts with the caller's chart list.
+struct ChartIndex<'a> {
+    repo_root: &'a Path,
+    /// `charts`, resolved against the repository root.
+    known: Vec<PathBuf>,
+}
+
+impl<'a> ChartIndex<'a> {
+    fn new(charts: &'a [PathBuf], repo_root: &'a Path) -> Self {
+        let known = charts.iter().map(|c| under(repo_root, c)).collect();
+        ChartIndex { repo_root, known }
+    }
+
+    /// The chart at `path` (relative to the repository root), resolved against the repository
+    /// root, if that folder is one of `charts` or holds a chart.
+    fn resolve(&self, path: &str) -> Option<PathBuf> {
+        let full = under(self.repo_root, Path::new(path.trim_start_matches('/')));
+        (self.known.contains(&full) || is_chart(&full)).then_some(full)
+    }
+
+    fn key(&self, chart: &Path) -> PathBuf {
+        under(self.repo_root, chart)
+    }
+}
+
+fn str_at<'n>(node: &'n Node, keys: &[&str]) -> Option<&'n str> {
+    node.get_path(keys)?.text()
+}
+
+/// A declaration gpulint cannot render as written: a values file that is missing or outside
+/// the repository, a parameter Helm would refuse. Placed at the manifest's line and column.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeclarationError {
+    pub file: PathBuf,
+    pub offset: usize,
+    pub line: usize,
+    pub column: usize,
+    pub message: String,
+}
+
+/// Where a manifest's declarations are: for errors placed at a node.
+struct Declaring<'a> {
+    file: &'a Path,
+    stream: &'a Stream,
+}
+
+impl Declaring<'_> {
+    fn error(&self, node: &Node, message: String) -> DeclarationError {
+        let (line, column) = self.stream.line_col(node.span.start());
+        DeclarationError {
+            file: self.file.to_path_buf(),
+            offset: node.span.start(),
+            line,
+            column,
+            message,
+        }
+    }
+}
+
+/// A path Argo CD reads from the repository: relative to `base` (the chart's folder), or to
+/// the repository root when it starts with `/`. An error when it leaves the repository (Argo
+/// CD refuses those too); repository content is data, and gpulint reads nothing outside it.
+fn repo_path(repo_root: &Path, base: &Path, written: &str) -> Result<PathBuf, String> {
+    let path = match written.strip_prefix('/') {
+        Some(rest) => normalize(&repo_root.join(rest)),
+        None => normalize(&base.join(written)),
+    };
+    let outside = || format!("{written} is outside the repository: gpulint never reads it");
+    if !path.starts_with(repo_root) || path.components().any(|c| c == Component::ParentDir) {
+        return Err(outside());
+    }
+    // A symbolic link inside the repository may point outside it; a FIFO or device would
+    // hang or flood the read. A missing file is the caller's to report.
+    if std::fs::symlink_metadata(&path).is_ok() {
+        crate::source::repo::check_file(&path, Some(repo_root))
+            .map_err(|refused| format!("{written} {refused}"))?;
+    }
+    Ok(path)
+}
+
+/// Whether `name` is a Helm release name: a DNS-1123 subdomain of at most 53 characters (Helm's
+/// own rule). Names come from manifests: checked, a name cannot reach `helm` as a flag.
+pub fn is_release_name(name: &str) -> bool {
+    name.len() <= 53 && is_dns1123_subdomain(name)
+}
+
+/// Whether `ns` is a namespace name: a DNS-1123 label (at most 63 characters).
+pub fn is_namespace(ns: &str) -> bool {
+    ns.len() <= 63 && is_dns1123_label(ns)
+}
+
+fn is_dns1123_label(s: &str) -> bool {
+    let bytes = s.as_bytes();
+    let alnum = |b: &u8| b.is_ascii_lowercase() || b.is_ascii_digit();
+    !bytes.is_empty()
+        && bytes.iter().all(|b| alnum(b) || *b == b'-')
+        && bytes.first().is_some_and(alnum)
+        && bytes.last().is_some_and(alnum)
+}
+
+fn is_dns1123_subdomain(s: &str) -> bool {
+    s.len() <= 253 && s.split('.').all(is_dns1123_label)
+}
+
+/// The error for a release name or namespace a manifest gives that Helm must not be handed.
+pub(super) fn invalid_name(what: &str, value: &str, release: &str) -> String {
+    let rule = if what == "namespace" {
+        "a DNS-1123 label: lowercase letters, digits and '-', at most 63 characters"
+    } else {
+        "a DNS-1123 subdomain: lowercase letters, digits, '-' and '.', at most 53 characters"
+    };
+    let of = if what == "namespace" {
+        format!(" of release {release}")
+    } else {
+        String::new()
+    };
+    format!("{what} {value:?}{of} is not {rule}; the release is not rendered")
+}
+
+/// Argo CD `Application` sources that are local charts. Values are applied in Argo CD's
+/// documented order, "parameters > valuesObject > values > valueFiles > helm repository
+/// values.yaml", and `valuesObject` replaces `values` when both are set
+/// (https://argo-cd.readthedocs.io/en/stable/user-guide/helm/#helm-value-precedence): the
+/// repo server writes one inline values file after the `valueFiles` and passes `parameters`
+/// as `--set`/`--set-string` and `fileParameters` as `--set-file` (reposerver/repository).
+fn argo_releases(
+    at: &Declaring,
+    root: &Node,
+    index: &ChartIndex,
+    repo_root: &Path,
+    out: &mut Vec<Release>,
+    errors: &mut Vec<DeclarationError>,
+) {
+    let Some(spec) = root.get("spec") else { return };
+    let app_name = root.get_path(&["metadata", "name"]).and_then(Node::text);
+    let namespace = str_at(spec, &["destination", "namespace"]).unwrap_or("default");
+    let mut sources: Vec<&Node> = Vec::new();
+    if let Some(s) = spec.get("source").filter(|s| s.as_map().is_some()) {
+        sources.push(s);
+    }
+    if let Some(list) = spec.get("sources").and_then(Node::as_seq) {
+        sources.extend(list.iter().filter(|s| s.as_map().is_some()));
+    }
+    // `$ref/path` in valueFiles names another source of the same Application by its `ref`.
+    let refs: Vec<&str> = sources.iter().filter_map(|s| s.get_str("ref")).collect();
+    for source in &sources {
+        if source.get("chart").is_some() {
+            continue; // a chart from a Helm repository, not from this repository
+        }
+        let Some(path) = source.get_str("path") else {
+            continue;
+        };
+        let Some(chart) = index.resolve(path) else {
+            continue;
+        };
+        let helm = source.get("helm");
+        let name_node = helm
+            .and_then(|h| h.get("releaseName"))
+            .or_else(|| root.get_path(&["metadata", "name"]));
+        let name = helm
+            .and_then(|h| h.get_str("releaseName"))
+            .or(app_name)
+            .unwrap_or("release");
+        let mut values = Vec::new();
+        let mut renderable = true;
+        if !is_release_name(name) {
+            errors.push(at.error(
+                name_node.unwrap_or(root),
+                invalid_name("release name", name, name),
+            ));
+            renderable = false;
+        }
+        if !is_namespace(namespace) {
+            let node = spec.get_path(&["destination", "namespace"]).unwrap_or(root);
+            errors.push(at.error(node, invalid_name("namespace", namespace, name)));
+            renderable = false;
+        }
+        let chart_dir = index.key(&chart);
+        let ignore_missing = helm
+            .and_then(|h| h.get("ignoreMissingValueFiles"))
+            .and_then(Node::as_scalar)
+            .is_some_and(|s| s.kind == ScalarKind::Bool && s.text.eq_ignore_ascii_case("true"));
+        let files = helm
+            .and_then(|h| h.get("valueFiles"))
+            .and_then(Node::as_seq)
+            .unwrap_or_default();
+        for node in files {
+            let Some(f) = node.text() else { continue };
+            if f.contains("://") {
+                continue; // a remote values file: never fetched
+            }
+            let resolved = match f.strip_prefix('$') {
+                Some(rest) => {
+                    let (r, p) = rest.split_once('/').unwrap_or((rest, ""));
+                    if !refs.contains(&r) {
+                        continue;
+                    }
+                    repo_path(repo_root, repo_root, p)
+                }
+                None => repo_path(repo_root, &chart_dir, f),
+            };
+            match resolved {
+                Ok(p) if p.is_file() => values.push(ValuesSource::File(p)),
+                Ok(_) if ignore_missing => {}
+                Ok(p) => {
+                    errors.push(at.error(
+                        node,
+                        format!(
+                            "values file {f} of release {name} does not exist ({}); the release is not rendered",
+                            p.display()
+                        ),
+                    ));
+                    renderable = false;
+                }
+                Err(message) => {
+                    errors.push(at.error(node, format!("values file {message}")));
+                    renderable = false;
+                }
+            }
+        }
+        let inline = ["valuesObject", "values"]
+            .iter()
+            .find_map(|key| helm.and_then(|h| h.get(key)).filter(|n| !n.is_null()));
+        if let Some(node) = inline {
+            values.push(ValuesSource::Inline {
+                file: at.file.to_path_buf(),
+                node: node.clone(),
+            });
+        }
+        let mut params = Vec::new();
+        for p in helm
+            .and_then(|h| h.get("parameters"))
+            .and_then(Node::as_seq)
+            .unwrap_or_default()
+        {
+            let (Some(name_node), Some(value)) = (p.get("name"), p.get("value")) else {
+                continue;
+            };
+            let Some(param_name) = name_node.text() else {
+                continue;
+            };
+            let Some(path) = parse_set_name(param_name) else {
+                errors.push(at.error(
+                    name_node,
+                    format!("Helm parameter name {param_name:?} is not a values path Helm accepts"),
+                ));
+                renderable = false;
+                continue;
+            };
+            let force = p
+                .get("forceString")
+                .and_then(Node::as_scalar)
+                .is_some_and(|s| s.text.eq_ignore_ascii_case("true"));
+            let kind = if force {
+                SetKind::SetString
+            } else {
+                SetKind::Set
+            };
+            let text = value.as_scalar().map_or("", |s| s.text.as_str());
+            params.push(Parameter {
+                name: param_name.to_string(),
+                path,
+                kind,
+                value: typed_set_value(text, kind),
+                node: value.clone(),
+            });
+        }
+        for p in helm
+            .and_then(|h| h.get("fileParameters"))
+            .and_then(Node::as_seq)
+            .unwrap_or_default()
+        {
+            let (Some(name_node), Some(path_node)) = (p.get("name"), p.get("path")) else {
+                continue;
+            };
+            let (Some(param_name), Some(written)) = (name_node.text(), path_node.text()) else {
+                continue;
+            };
+            let Some(path) = parse_set_name(param_name) else {
+                errors.push(at.error(
+                    name_node,
+                    format!("Helm parameter name {param_name:?} is not a values path Helm accepts"),
+                ));
+                renderable = false;
+                continue;
+            };
+            let content = repo_path(repo_root, &chart_dir, written).and_then(|file| {
+                crate::source::repo::read_file(&file, Some(repo_root))
+                    .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+                    .map_err(|e| format!("{written} cannot be read ({}): {e}", file.display()))
+            });
+            match content {
+                Ok(text) => params.push(Parameter {
+                    name: param_name.to_string(),
+                    path,
+                    kind: SetKind::SetFile,
+                    value: Json::String(text),
+                    node: path_node.clone(),
+                }),
+                Err(message) => {
+                    errors.push(at.error(path_node, format!("file parameter {message}")));
+                    renderable = false;
+                }
+            }
+        }
+        if !params.is_empty() {
+            values.push(ValuesSource::Parameters {
+                file: at.file.to_path_buf(),
+                params,
+            });
+        }
+        if renderable {
+            out.push(Release {
+                chart,
+                name: name.to_string(),
+                namespace: namespace.to_string(),
+                values,
+                declared_in: Some(at.file.to_path_buf()),
+            });
+        }
+    }
+}
+
+/// A Flux `HelmRelease` whose chart is a path in a GitRepository (or Bucket) source.
+fn flux_release(
+    at: &Declaring,
+    root: &Node,
+    index: &ChartIndex,
+    repo_root: &Path,
+    out: &mut Vec<Release>,
+    errors: &mut Vec<DeclarationError>,
+) {
+    let file = at.file;
+    let Some(spec) = root.get("spec") else { return };
+    let Some(chart_spec) = spec.get_path(&["chart", "spec"]) else {
+        return;
+    };
+    let kind = str_at(chart_spec, &["sourceRef", "kind"]).unwrap_or("");
+    if kind != "GitRepository" && kind != "Bucket" {
+        return;
+    }
+    let Some(chart) = chart_spec.get_str("chart").and_then(|p| index.resolve(p)) else {
+        return;
+    };
+    let name = root.get_path(&["metadata", "name"]).and_then(Node::text);
+    let target = spec.get_str("targetNamespace");
+    let namespace = target
+        .or_else(|| {
+            root.get_path(&["metadata", "namespace"])
+                .and_then(Node::text)
+        })
+        .unwrap_or("default");
+    let release_name = match (spec.get_str("releaseName"), target, name) {
+        (Some(r), _, _) => r.to_string(),
+        (None, Some(t), Some(n)) => format!("{t}-{n}"),
+        (None, None, Some(n)) => n.to_string(),
+        _ => return,
+    };
+    let mut renderable = true;
+    if !is_release_name(&release_name) {
+        let node = spec
+            .get("releaseName")
+            .or_else(|| root.get_path(&["metadata", "name"]))
+            .unwrap_or(root);
+        errors.push(at.error(
+            node,
+            invalid_name("release name", &release_name, &release_name),
+        ));
+        renderable = false;
+    }
+    if !is_namespace(namespace) {
+        let node = spec
+            .get("targetNamespace")
+            .or_else(|| root.get_path(&["metadata", "namespace"]))
+            .unwrap_or(root);
+        errors.push(at.error(node, invalid_name("namespace", namespace, &release_name)));
+        renderable = false;
+    }
+    let mut values = Vec::new();
+    // Values files are paths in the source (here: the repository).
+    let mut files: Vec<&Node> = Vec::new();
+    if let Some(f) = chart_spec.get("valuesFile") {
+        files.push(f);
+    }
+    for holder in [chart_spec, spec] {
+        if let Some(list) = holder.get("valuesFiles").and_then(Node::as_seq) {
+            files.extend(list.iter());
+        }
+    }
+    for node in files {
+        let Some(f) = node.text() else { continue };
+        match repo_path(repo_root, repo_root, f.trim_start_matches("./")) {
+            Ok(p) if p.is_file() => values.push(ValuesSource::File(p)),
+            Ok(p) => {
+                errors.push(at.error(
+                    node,
+                    format!(
+                        "values file {f} of release {release_name} does not exist ({}); the release is not rendered",
+                        p.display()
+                    ),
+                ));
+                renderable = false;
+            }
+            Err(message) => {
+                errors.push(at.error(node, format!("values file {message}")));
+                renderable = false;
+            }
+        }
+    }
+    if !renderable {
+        return;
+    }
+    if let Some(node) = spec.get("values").filter(|n| n.as_map().is_some()) {
+        values.push(ValuesSource::Inline {
+            file: file.to_path_buf(),
+            node: node.clone(),
+        });
+    }
+    out.push(Release {
+        chart,
+        name: release_name,
+        namespace: namespace.to_string(),
+        values,
+        declared_in: Some(file.to_path_buf()),
+    });
+}
+
+/// The chart's folder name (the default release name).
+fn dir_name(chart: &Path) -> String {
+    normalize(chart)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "release".to_string())
+}
+
+/// Every release to render.
+///
+/// * `charts`: the charts found in the repository (paths relative to `repo_root`, or absolute);
+/// * `manifests`: the parsed manifests, searched for Argo CD `Application`s
+///   (`argoproj.io/v1alpha1`, `spec.source` and `spec.sources[]` with a `path`) and Flux
+///   `HelmRelease`s (`helm.toolkit.fluxcd.io`, `spec.chart.spec.chart` a path in a
+///   `GitRepository`/`Bucket` source);
+/// * `config`: the config's `charts:` entries (paths relative to `repo_root`).
+///
+/// Each declaration is its own release; a chart in `charts` that nothing declares gets one
+/// release with its defaults (named after its folder, in `default`). Declared charts outside
+/// `charts` are included when their folder holds a chart. Order: declarations in manifest order,
+/// then config entries, then undeclared charts.
+pub fn releases(
+    charts: &[PathBuf],
+    manifests: &[(PathBuf, &Stream)],
+    config: &[ChartEntry],
+    repo_root: &Path,
+) -> Vec<Release> {
+    declared_releases(charts, manifests, config, repo_root).releases
+}
+
+/// What the repository declares: the releases to render, and the declarations that cannot be
+/// rendered as written (their charts are not rendered with defaults instead).
+#[derive(Debug, Default)]
+pub struct Declared {
+    pub releases: Vec<Release>,
+    pub errors: Vec<DeclarationError>,
+}
+
+/// [`releases`], with the errors of the declarations that cannot be rendered.
+pub fn declared_releases(
+    charts: &[PathBuf],
+    manifests: &[(PathBuf, &Stream)],
+    config: &[ChartEntry],
+    repo_root: &Path,
+) -> Declared {
+    let index = ChartIndex::new(charts, repo_root);
+    let mut out = Vec::new();
+    let mut errors = Vec::new();
+    for (file, stream) in manifests {
+        let at = Declaring { file, stream };
+        for doc in &stream.documents {
+            let root = &doc.root;
+            let api = root.get_str("apiVersion").unwrap_or("");
+            let kind = root.get_str("kind").unwrap_or("");
+            let group = api.split('/').next().unwrap_or("");
+            match (group, kind) {
+                ("argoproj.io", "Application") => {
+                    argo_releases(&at, root, &index, repo_root, &mut out, &mut errors)
+                }
+                ("helm.toolkit.fluxcd.io", "HelmRelease") => {
+                    flux_release(&at, root, &index, repo_root, &mut out, &mut errors)
+                }
+                _ => {}
+            }
+        }
+    }
+    for entry in config {
+        let Some(chart) = index.resolve(&entry.path.to_string_lossy()) else {
+            continue;
+        };
+        out.push(Release {
+            name: entry.release.clone().unwrap_or_else(|| dir_name(&chart)),
+            chart,
+            namespace: entry
+                .namespace
+                .clone()
+                .unwrap_or_else(|| "default".to_string()),
+            values: entry
+                .values
+                .iter()
+                .map(|v| ValuesSource::File(under(repo_root, v)))
+                .collect(),
+            declared_in: None,
+        });
+    }
+    let mut declared: HashSet<PathBuf> = out.iter().map(|r| index.key(&r.chart)).collect();
+    // A chart whose declaration failed is not rendered with its defaults instead.
+    let failed: HashSet<&PathBuf> = errors.iter().map(|e| &e.file).collect();
+    for (_, stream) in manifests.iter().filter(|(f, _)| failed.contains(f)) {
+        for doc in &stream.documents {
+            for path in declared_chart_paths(&doc.root) {
+                if let Some(chart) = index.resolve(path) {
+                    declared.insert(index.key(&chart));
+                }
+            }
+        }
+    }
+    for chart in &index.known {
+        if declared.insert(chart.clone()) {
+            out.push(Release {
+                chart: chart.clone(),
+                name: dir_name(chart),
+                namespace: "default".to_string(),
+                values: Vec::new(),
+                declared_in: None,
+            });
+        }
+    }
+    Declared {
+        releases: out,
+        errors,
+    }
+}
+
+/// The local chart paths an Argo CD Application or Flux HelmRelease names.
+fn declared_chart_paths(root: &Node) -> Vec<&str> {
+    let mut out = Vec::new();
+    if let Some(spec) = root.get("spec") {
+        out.extend(spec.get_path(&["source", "path"]).and_then(Node::text));
+        for s in spec
+            .get("sources")
+            .and_then(Node::as_seq)
+            .unwrap_or_default()
+        {
+            out.extend(s.get_str("path"));
+        }
+        out.extend(
+            spec.get_path(&["chart", "spec", "chart"])
+                .and_then(Node::text),
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn releases_resolve_paths_lexically() {
+        assert_eq!(normalize(Path::new("a/./b/../c/")), PathBuf::from("a/c"));
+        assert_eq!(
+            under(Path::new("/r"), Path::new("./charts/x")),
+            PathBuf::from("/r/charts/x")
+        );
+    }
+}
