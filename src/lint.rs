@@ -562,7 +562,7 @@ impl Linter {
         comments: Option<&HashMap<usize, IgnoreComment>>,
         unit: Option<usize>,
     ) -> Option<Finding> {
-        let info = rules::rule(hit.rule)?;
+        let info = hit.rule.info();
         let enabled = self.selection.forces(info) || self.config.rule_enabled(info);
         if !enabled || !self.selection.allows(info) {
             return None;
@@ -606,10 +606,12 @@ impl Linter {
         let Input::File(path) = &file.input else {
             return None;
         };
-        self.config.ignored(path, info.id).map(|entry| Suppression {
-            kind: SuppressionKind::Config,
-            justification: Some(format!("ignored by config for path {}", entry.pattern)),
-        })
+        self.config
+            .ignored(path, info.rule)
+            .map(|entry| Suppression {
+                kind: SuppressionKind::Config,
+                justification: Some(format!("ignored by config for path {}", entry.pattern)),
+            })
     }
 }
 

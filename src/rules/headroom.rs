@@ -3,7 +3,7 @@
 //! recommendation (Guaranteed QoS by default), in the file that owns the value.
 
 use super::gpu::{judge, scalar_style, Judged};
-use super::{container_anchor, container_label, is_gpu_container, Context, Hit};
+use super::{container_anchor, container_label, is_gpu_container, Context, Hit, Rule};
 use crate::fix::edit::{Applicability, Fix};
 use crate::fix::resources::{set_quantity, Side};
 use crate::k8s::quantity::Quantity;
@@ -17,8 +17,18 @@ use crate::source::yaml::ScalarStyle;
 /// The rules judged against measured usage: they need `--metrics`, `--prometheus` or a
 /// configured snapshot.
 pub const MEASURED_RULES: &[&str] = &[
-    "MEM001", "MEM002", "MEM003", "MEM004", "MEM005", "CPU001", "GPU010", "GPU011", "GPU013",
-    "GPU014", "GPU015", "MET001",
+    Rule::MemoryLimitBelowUsage.id(),
+    Rule::MemoryOverprovisioned.id(),
+    Rule::OomKilled.id(),
+    Rule::UsageDataInsufficient.id(),
+    Rule::OomKillAddressed.id(),
+    Rule::CpuRequestFarFromUsage.id(),
+    Rule::GpuUnderused.id(),
+    Rule::GpuMemoryPressure.id(),
+    Rule::GpuMigCandidate.id(),
+    Rule::GpuCountOverprovisioned.id(),
+    Rule::GpuMemoryPreallocated.id(),
+    Rule::UsageDataMissing.id(),
 ];
 
 /// The measured values a finding recommends; shown in messages and in the JSON output.
@@ -175,7 +185,7 @@ pub fn check(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {
             Some(usage) => check_container(cx, c, usage, gpu, hits),
             None if gpu => hits.push(
                 Hit::new(
-                    "MET001",
+                    Rule::UsageDataMissing,
                     container_anchor(c),
                     format!(
                         "no usage data for GPU {} of {}/{} in namespace `{}` ({}): it was not judged against measurements",
@@ -206,7 +216,7 @@ fn check_container(cx: &Context, c: &Container, usage: &Usage, gpu: bool, hits: 
         if !matches!(why, NoRecommendation::NoSeries { .. }) {
             hits.push(
                 Hit::new(
-                    "MEM004",
+                    Rule::UsageDataInsufficient,
                     container_anchor(c),
                     format!("not judged: {why} for {who}"),
                     "too little data".into(),
@@ -240,7 +250,7 @@ fn check_container(cx: &Context, c: &Container, usage: &Usage, gpu: bool, hits: 
         match (limit, c.resources.limits.get("memory")) {
             (Some(l), Some(q)) if l < rec.computed_bytes && oom_kills == 0 => hits.push(
                 Hit::new(
-                    "MEM001",
+                    Rule::MemoryLimitBelowUsage,
                     q.value.span,
                     format!(
                         "memory limit {} of {who} is below what it uses ({}): it will be OOMKilled; set requests = limits to {}",
@@ -259,7 +269,7 @@ fn check_container(cx: &Context, c: &Container, usage: &Usage, gpu: bool, hits: 
                 if let Some(fix) = memory_fix(cx, c, rec) {
                     hits.push(
                         Hit::new(
-                            "QOS001",
+                            Rule::GpuMemoryLimitMissing,
                             container_anchor(c),
                             format!(
                                 "GPU {who} has no memory limit; {}: set memory requests = limits to {}",
@@ -288,7 +298,7 @@ fn check_container(cx: &Context, c: &Container, usage: &Usage, gpu: bool, hits: 
             if recommend::memory_overprovisioned(req, rec, policy) {
                 hits.push(
                     Hit::new(
-                        "MEM002",
+                        Rule::MemoryOverprovisioned,
                         q.value.span,
                         format!(
                             "{who} requests {} of memory but uses far less ({}): set requests = limits to {}",
@@ -325,7 +335,7 @@ fn oom_hit(
     let who = container_label(c);
     let Some(rec) = rec else {
         return Hit::new(
-            "MEM003",
+            Rule::OomKilled,
             container_anchor(c),
             format!("{who} was OOMKilled {kills} time(s) in the window"),
             "OOMKilled".into(),
@@ -343,7 +353,7 @@ fn oom_hit(
     let current = c.resources.limits.get("memory");
     match (limit, current) {
         (Some(l), Some(q)) if l >= rec.computed_bytes => Hit::new(
-            "MEM005",
+            Rule::OomKillAddressed,
             q.value.span,
             format!(
                 "{who} was OOMKilled {kills} time(s) in the window{at}; the limit is now {}, at or above the recommendation ({} needed: {})",
@@ -355,7 +365,7 @@ fn oom_hit(
         )
         .container(c),
         _ => Hit::new(
-            "MEM003",
+            Rule::OomKilled,
             container_anchor(c),
             format!(
                 "{who} was OOMKilled {kills} time(s) in the window{at}; {}, limit {}: set memory requests = limits to {}",
@@ -410,7 +420,7 @@ fn check_cpu(
     let limit_too = cx.policy.guaranteed && c.resources.limits.get("cpu").is_some();
     hits.push(
         Hit::new(
-            "CPU001",
+            Rule::CpuRequestFarFromUsage,
             q.value.span,
             format!(
                 "{} requests {} CPU but its P99 is {:.2} cores: set the CPU request{} to {}",
@@ -432,7 +442,7 @@ fn check_gpu(c: &Container, usage: &Usage, cx: &Context, hits: &mut Vec<Hit>) {
     if let Ok(Some(avg)) = recommend::gpu_underused(usage, cx.policy) {
         hits.push(
             Hit::new(
-                "GPU010",
+                Rule::GpuUnderused,
                 container_anchor(c),
                 format!(
                     "GPU {} averages {:.0}% GPU utilisation (below {:.0}%): the GPUs sit idle",
@@ -453,7 +463,7 @@ fn check_gpu(c: &Container, usage: &Usage, cx: &Context, hits: &mut Vec<Hit>) {
         if let Some(p99) = kv.filter(|p| *p >= cx.policy.kv_cache_pressure) {
             hits.push(
                 Hit::new(
-                    "GPU011",
+                    Rule::GpuMemoryPressure,
                     container_anchor(c),
                     format!(
                         "{} in GPU {} uses {:.0}% of its KV cache at P99 (at or above {:.0}%): requests queue or are preempted",
@@ -476,7 +486,7 @@ fn check_gpu(c: &Container, usage: &Usage, cx: &Context, hits: &mut Vec<Hit>) {
     if let Ok(Some(ratio)) = recommend::gpu_memory_pressure(usage, cx.policy) {
         hits.push(
             Hit::new(
-                "GPU011",
+                Rule::GpuMemoryPressure,
                 container_anchor(c),
                 format!(
                     "GPU {} uses {:.0}% of GPU memory at P99: CUDA out-of-memory risk, which Kubernetes limits cannot prevent",
