@@ -571,7 +571,7 @@ impl Linter {
             .annotations(IGNORE_ANNOTATION)
             .iter()
             .flat_map(|v| v.split(','))
-            .any(|s| rules::rule(s.trim()).is_some_and(|r| r.id == info.id));
+            .any(|s| rules::Rule::parse(s.trim()) == Some(info.rule));
         let (line, _) = file.stream.line_col(span.start());
         let suppression = comments
             .and_then(|c| comment_suppression(c, line, info))
@@ -729,7 +729,7 @@ fn comment_suppression(
         .find(|c| {
             c.rules
                 .iter()
-                .any(|r| r.eq_ignore_ascii_case(info.id) || r == info.name)
+                .any(|r| rules::Rule::parse(r) == Some(info.rule))
         })
         .map(|c| Suppression {
             kind: SuppressionKind::Comment,
