@@ -257,3 +257,160 @@ fn check_container(cx: &Context, c: &Container, usage: &Usage, gpu: bool, hits: 
         gpu::check(c, usage, cx, hits);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::recommend::Policy;
+    use crate::metrics::usage::{GpuUtilization, Stats};
+    use crate::rules::test_support::{deployment, run_measured};
+
+    const GIB: f64 = (1u64 << 30) as f64;
+
+    /// A week of samples: enough for a recommendation.
+    fn measured(memory_gib: f64, cpu_cores: f64) -> Usage {
+        Usage {
+            samples: Some(10_000),
+            history_seconds: Some(7.0 * 86_400.0),
+            memory_bytes: Some(Stats {
+                p50: Some(memory_gib * GIB * 0.8),
+                p99: Some(memory_gib * GIB),
+                max: Some(memory_gib * GIB),
+            }),
+            cpu_cores: Some(Stats {
+                p50: Some(cpu_cores * 0.8),
+                p99: Some(cpu_cores),
+                max: Some(cpu_cores),
+            }),
+            ..Usage::default()
+        }
+    }
+
+    /// (rule, text at span, message) of the default-enabled rules, `usage` measured for `vllm`.
+    fn hits(resources: &str, usage: Usage) -> Vec<(String, String, String)> {
+        let policy = Policy::default();
+        run_measured(
+            &deployment(resources),
+            &[("Deployment", "llm", "vllm", usage)],
+            &policy,
+        )
+        .into_iter()
+        .map(|(rule, at, message, _)| (rule, at, message))
+        .collect()
+    }
+
+    fn memory_rec(u: &Usage) -> String {
+        recommend::memory(u, &Policy::default())
+            .expect("recommendation")
+            .quantity
+    }
+
+    fn cpu_rec(u: &Usage) -> String {
+        recommend::cpu(u, &Policy::default())
+            .expect("recommendation")
+            .quantity
+    }
+
+    #[test]
+    fn a_memory_limit_below_use_is_mem001_with_the_recommendation() {
+        let u = measured(6.0, 1.0);
+        let rec = memory_rec(&u);
+        let h = hits(
+            "          requests: {memory: 2Gi, cpu: \"1\"}\n          limits: {memory: 2Gi, cpu: \"1\"}\n",
+            u,
+        );
+        assert_eq!(h.len(), 1, "{h:?}");
+        assert_eq!((h[0].0.as_str(), h[0].1.as_str()), ("MEM001", "2Gi"));
+        assert!(
+            h[0].2.ends_with(&format!("set requests = limits to {rec}")),
+            "{}",
+            h[0].2
+        );
+    }
+
+    #[test]
+    fn memory_far_above_use_is_mem002_and_cpu_far_from_use_is_cpu001() {
+        let u = measured(1.0, 0.25);
+        let (mem, cpu) = (memory_rec(&u), cpu_rec(&u));
+        let h = hits(
+            "          requests: {memory: 32Gi, cpu: \"8\"}\n          limits: {memory: 32Gi, cpu: \"8\"}\n",
+            u,
+        );
+        let rules: Vec<(&str, &str)> = h
+            .iter()
+            .map(|(r, at, _)| (r.as_str(), at.as_str()))
+            .collect();
+        assert_eq!(rules, [("MEM002", "32Gi"), ("CPU001", "\"8\"")]);
+        assert!(
+            h[0].2.ends_with(&format!("set requests = limits to {mem}")),
+            "{}",
+            h[0].2
+        );
+        assert!(h[1].2.ends_with(&format!("to {cpu}")), "{}", h[1].2);
+    }
+
+    #[test]
+    fn an_oom_kill_is_mem003_below_the_need_and_mem005_once_the_limit_covers_it() {
+        let resources = |limit: &str| {
+            format!("          requests: {{memory: {limit}, cpu: \"1\"}}\n          limits: {{memory: {limit}, cpu: \"1\"}}\n")
+        };
+        let killed = Usage {
+            oom_kills: Some(2),
+            ..measured(3.0, 1.0)
+        };
+        let low = hits(&resources("2Gi"), killed.clone());
+        assert_eq!(low.len(), 1, "{low:?}");
+        assert_eq!(low[0].0, "MEM003");
+        assert!(
+            low[0]
+                .2
+                .starts_with("container `vllm` was OOMKilled 2 time(s)"),
+            "{}",
+            low[0].2
+        );
+        let high = hits(&resources("64Gi"), killed);
+        // A kill in the window never advises lowering memory (no MEM002).
+        assert_eq!(high.len(), 1, "{high:?}");
+        assert_eq!((high[0].0.as_str(), high[0].1.as_str()), ("MEM005", "64Gi"));
+    }
+
+    #[test]
+    fn too_few_samples_is_mem004_and_a_gpu_container_without_data_is_met001() {
+        let few = Usage {
+            samples: Some(3),
+            ..measured(1.0, 1.0)
+        };
+        let h = hits("          limits: {memory: 1Gi, cpu: \"1\"}\n", few);
+        assert_eq!(h.len(), 1, "{h:?}");
+        assert_eq!((h[0].0.as_str(), h[0].1.as_str()), ("MEM004", "resources"));
+        let gpu = "          requests: {nvidia.com/gpu: 1, memory: 1Gi, cpu: \"1\"}\n          limits: {nvidia.com/gpu: 1, memory: 1Gi, cpu: \"1\"}\n";
+        let policy = Policy::default();
+        let other = run_measured(
+            &deployment(gpu),
+            &[("Deployment", "other", "vllm", measured(1.0, 1.0))],
+            &policy,
+        );
+        let rules: Vec<&str> = other.iter().map(|h| h.0.as_str()).collect();
+        assert_eq!(rules, ["MET001"]);
+    }
+
+    #[test]
+    fn an_idle_gpu_is_gpu010() {
+        let idle = Usage {
+            gpu_utilization: Some(GpuUtilization {
+                avg: Some(0.05),
+                p99: Some(0.2),
+            }),
+            ..measured(0.8, 1.0)
+        };
+        let gpu = "          requests: {nvidia.com/gpu: 1, memory: 1Gi, cpu: \"1\"}\n          limits: {nvidia.com/gpu: 1, memory: 1Gi, cpu: \"1\"}\n";
+        let h = hits(gpu, idle);
+        let rules: Vec<&str> = h.iter().map(|h| h.0.as_str()).collect();
+        assert_eq!(rules, ["GPU010"], "{h:?}");
+        assert!(
+            h[0].2.contains("averages 5% GPU utilisation (below 30%)"),
+            "{}",
+            h[0].2
+        );
+    }
+}
