@@ -10,7 +10,7 @@ use globset::{Glob, GlobSet, GlobSetBuilder};
 
 use crate::k8s::catalog::KindEntry;
 use crate::metrics::recommend::{MigStrategy, Policy};
-use crate::rules::{self, Severity};
+use crate::rules::{Rule, Severity};
 use crate::source::decode::{self, DecodeError, Fields};
 use crate::source::yaml::{Node, Stream};
 
@@ -26,14 +26,14 @@ pub struct RuleSetting {
 pub struct IgnoreEntry {
     pub pattern: String,
     pub globs: GlobSet,
-    pub rules: Vec<String>,
+    pub rules: Vec<Rule>,
 }
 
 #[derive(Clone, Debug, Default)]
 pub struct Config {
     /// Where the config was read from; relative globs are relative to its folder.
     pub path: Option<PathBuf>,
-    pub rules: BTreeMap<String, RuleSetting>,
+    pub rules: BTreeMap<Rule, RuleSetting>,
     pub exclude: Vec<String>,
     exclude_set: Option<GlobSet>,
     pub gpu_resources: Vec<String>,
@@ -142,14 +142,14 @@ fn glob_set(patterns: &[String], at: usize) -> Result<GlobSet, DecodeError> {
     })
 }
 
-fn rule_id(node: &Node) -> Result<String, DecodeError> {
+/// A rule id or name of the config: an unknown one is an error at its position, with the
+/// closest id or name when it looks like a typo.
+fn rule_id(node: &Node) -> Result<Rule, DecodeError> {
     let text = decode::string(node)?;
-    rules::rule(&text)
-        .map(|r| r.id.to_string())
-        .ok_or_else(|| DecodeError {
-            offset: node.span.start(),
-            message: format!("unknown rule {text:?} (see `gpulint rules`)"),
-        })
+    Rule::parse_or_suggest(&text).map_err(|message| DecodeError {
+        offset: node.span.start(),
+        message: format!("{message} (see `gpulint rules`)"),
+    })
 }
 
 fn decode_rule_setting(node: &Node) -> Result<RuleSetting, DecodeError> {
@@ -549,10 +549,12 @@ impl Config {
     }
 
     /// The config `ignore:` entry that suppresses `rule` in `path`, if any.
-    pub fn ignored(&self, path: &Path, rule: &str) -> Option<&IgnoreEntry> {
+    /// (`rule`: a `Rule` or its id.)
+    pub fn ignored(&self, path: &Path, rule: impl AsRef<str>) -> Option<&IgnoreEntry> {
+        let rule = rule.as_ref();
         let rel = self.relative(path);
         self.ignore.iter().find(|entry| {
-            (entry.rules.is_empty() || entry.rules.iter().any(|r| r == rule))
+            (entry.rules.is_empty() || entry.rules.iter().any(|r| r.id() == rule))
                 && entry.globs.is_match(rel.as_ref())
         })
     }
@@ -580,16 +582,16 @@ impl Config {
             .map(|s| s.selector.as_str())
     }
 
-    pub fn rule_enabled(&self, info: &rules::RuleInfo) -> bool {
+    pub fn rule_enabled(&self, info: &crate::rules::RuleInfo) -> bool {
         self.rules
-            .get(info.id)
+            .get(&info.rule)
             .and_then(|s| s.enabled)
             .unwrap_or(info.enabled_by_default)
     }
 
-    pub fn severity(&self, info: &rules::RuleInfo) -> Severity {
+    pub fn severity(&self, info: &crate::rules::RuleInfo) -> Severity {
         self.rules
-            .get(info.id)
+            .get(&info.rule)
             .and_then(|s| s.severity)
             .unwrap_or(info.severity)
     }
@@ -681,12 +683,15 @@ mod tests {
             "rules:\n  GPU004: error\n  SCH001: {enabled: true}\n  gpu-burstable-qos: off\nexclude: [vendor/**]\ngpu_resources: [example.com/gpu]\nkueue: {required: true}\nignore:\n- path: charts/**\n  rules: [GPU002]\nworkloads:\n- kind: Trainer\n  group: example.com\n  pod_templates: [\"$.spec.template\"]\n",
         )
         .unwrap();
-        assert_eq!(c.rules["GPU004"].severity, Some(Severity::Error));
-        assert_eq!(c.rules["SCH001"].enabled, Some(true));
-        assert_eq!(c.rules["QOS002"].enabled, Some(false));
+        assert_eq!(
+            c.rules[&Rule::GpuResourceUnknown].severity,
+            Some(Severity::Error)
+        );
+        assert_eq!(c.rules[&Rule::GpuTolerationMissing].enabled, Some(true));
+        assert_eq!(c.rules[&Rule::GpuBurstableQos].enabled, Some(false));
         assert!(c.kueue_required);
         assert_eq!(c.workloads[0].kind, "Trainer");
-        assert_eq!(c.ignore[0].rules, ["GPU002"]);
+        assert_eq!(c.ignore[0].rules, [Rule::GpuRequestLimitMismatch]);
         assert_eq!(c.gpu_resources, ["example.com/gpu"]);
         assert!(c.gpu_device_classes.is_empty());
         let dra = parse("gpu_device_classes: [gpu.example.com]\n").expect("valid");

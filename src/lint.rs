@@ -562,7 +562,7 @@ impl Linter {
         comments: Option<&HashMap<usize, IgnoreComment>>,
         unit: Option<usize>,
     ) -> Option<Finding> {
-        let info = rules::rule(hit.rule)?;
+        let info = hit.rule.info();
         let enabled = self.selection.forces(info) || self.config.rule_enabled(info);
         if !enabled || !self.selection.allows(info) {
             return None;
@@ -571,7 +571,7 @@ impl Linter {
             .annotations(IGNORE_ANNOTATION)
             .iter()
             .flat_map(|v| v.split(','))
-            .any(|s| rules::rule(s.trim()).is_some_and(|r| r.id == info.id));
+            .any(|s| rules::Rule::parse(s.trim()) == Some(info.rule));
         let (line, _) = file.stream.line_col(span.start());
         let suppression = comments
             .and_then(|c| comment_suppression(c, line, info))
@@ -606,10 +606,12 @@ impl Linter {
         let Input::File(path) = &file.input else {
             return None;
         };
-        self.config.ignored(path, info.id).map(|entry| Suppression {
-            kind: SuppressionKind::Config,
-            justification: Some(format!("ignored by config for path {}", entry.pattern)),
-        })
+        self.config
+            .ignored(path, info.rule)
+            .map(|entry| Suppression {
+                kind: SuppressionKind::Config,
+                justification: Some(format!("ignored by config for path {}", entry.pattern)),
+            })
     }
 }
 
@@ -727,7 +729,7 @@ fn comment_suppression(
         .find(|c| {
             c.rules
                 .iter()
-                .any(|r| r.eq_ignore_ascii_case(info.id) || r == info.name)
+                .any(|r| rules::Rule::parse(r) == Some(info.rule))
         })
         .map(|c| Suppression {
             kind: SuppressionKind::Comment,

@@ -76,13 +76,13 @@ fn list_rules() -> u8 {
 }
 
 fn explain(id: &str) -> u8 {
-    match rules::rule(id) {
-        Some(r) => {
-            print(r.doc);
+    match rules::Rule::parse_or_suggest(id) {
+        Ok(r) => {
+            print(r.info().doc);
             0
         }
-        None => {
-            eprintln!("error: unknown rule {id:?}; `gpulint rules` lists them");
+        Err(message) => {
+            eprintln!("error: {message}; `gpulint rules` lists them");
             EXIT_ERROR
         }
     }
@@ -231,10 +231,10 @@ fn render_chart(
 fn rule_ids(names: &[String], flag: &str) -> Result<Vec<String>, u8> {
     let mut ids = Vec::new();
     for n in names.iter().map(|n| n.trim()).filter(|n| !n.is_empty()) {
-        match rules::rule(n) {
-            Some(r) => ids.push(r.id.to_string()),
-            None => {
-                eprintln!("error: {flag}: unknown rule {n:?}; `gpulint rules` lists them");
+        match rules::Rule::parse_or_suggest(n) {
+            Ok(r) => ids.push(r.id().to_string()),
+            Err(message) => {
+                eprintln!("error: {flag}: {message}; `gpulint rules` lists them");
                 return Err(EXIT_ERROR);
             }
         }

@@ -349,7 +349,7 @@ pub fn namespace_gpus(run: &Run, inventory: &Value) -> Vec<NamespaceGpus> {
     let underused_workloads: BTreeSet<(String, String, String)> = run
         .findings
         .iter()
-        .filter(|f| f.suppression.is_none() && f.rule.id == "GPU010")
+        .filter(|f| f.suppression.is_none() && f.rule.rule == crate::rules::Rule::GpuUnderused)
         .filter_map(|f| {
             Some((
                 f.namespace.clone().unwrap_or_default(),

@@ -6,7 +6,7 @@
 use std::collections::BTreeSet;
 
 use super::kueue::did_you_mean;
-use super::{container_anchor, container_label, Context, Hit};
+use super::{container_anchor, container_label, Context, Hit, Rule};
 use crate::k8s::dra::{
     container_claims, is_known_mig_profile, pod_claims, Claim, ClaimSource, DeviceCount,
 };
@@ -60,7 +60,7 @@ fn check_pods(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {
                     };
                     hits.push(
                         Hit::new(
-                            "DRA001",
+                            Rule::DraContainerClaimUnknown,
                             span,
                             format!(
                                 "{} uses claim `{claim}`, which the pod's `resourceClaims` does not list: the API server rejects the pod{hint}",
@@ -88,7 +88,7 @@ fn check_pods(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {
             let (name, span, templates) = match &entry.source {
                 ClaimSource::Missing => {
                     hits.push(Hit::new(
-                        "DRA002",
+                        Rule::DraClaimSourceMissing,
                         entry.span,
                         format!(
                             "pod claim `{}` names neither `resourceClaimTemplateName` nor `resourceClaimName`: the API server rejects the pod",
@@ -106,7 +106,7 @@ fn check_pods(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {
                     {
                         hits.push(
                             Hit::new(
-                                "DRA004",
+                                Rule::DraSharedClaimMultiReplica,
                                 *span,
                                 format!(
                                     "{} pods of {} `{}` share ResourceClaim `{c}` (`resourceClaimName`): they all get the same devices, not one set each",
@@ -140,7 +140,7 @@ fn check_pods(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {
                 None => String::new(),
             };
             hits.push(Hit::new(
-                "DRA003",
+                Rule::DraClaimUnknown,
                 span,
                 format!(
                     "no {what} `{name}` in namespace `{ns}` in the repo: the pod stays pending until it exists{hint}"
@@ -185,7 +185,7 @@ fn check_double_allocation(
     let Some(entry) = gpu_claim else { return };
     hits.push(
         Hit::new(
-            "DRA006",
+            Rule::DraGpuAllocatedTwice,
             container_anchor(c),
             format!(
                 "{} of {} `{}` asks for `{}` from the device plugin and for GPUs through DRA claim `{}`: two allocations, two sets of GPUs",
@@ -217,7 +217,7 @@ fn check_claim_object(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {
         if let (Some(span), "v1" | "v1beta2") = (r.flat_shape, version) {
             hits.push(
                 Hit::new(
-                    "DRA005",
+                    Rule::DraRequestShapeV1beta1,
                     span,
                     format!(
                         "request `{}` of {kind} `{name}` has `deviceClassName` on the request, the v1beta1 shape; resource.k8s.io/{version} wants it under `exactly:`: the API server rejects it",
@@ -235,7 +235,7 @@ fn check_claim_object(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {
         for p in &r.mig_profiles {
             if !is_known_mig_profile(&p.profile) {
                 hits.push(Hit::new(
-                    "DRA007",
+                    Rule::DraMigProfileUnknown,
                     p.span,
                     format!(
                         "request `{}` of {kind} `{name}` selects MIG profile `{}`, which no NVIDIA GPU offers (e.g. 1g.10gb, 3g.40gb, 7g.80gb on H100 80GB): no device ever matches",
@@ -247,7 +247,7 @@ fn check_claim_object(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {
         }
         if gpu && r.count == DeviceCount::All {
             hits.push(Hit::new(
-                "DRA008",
+                Rule::DraGpuCountUnknown,
                 w.object.node.entry("kind").map_or(w.object.node.span.at_start(), |e| e.value.span),
                 format!(
                     "request `{}` of {kind} `{name}` takes every matching GPU on the node (`allocationMode: All`): how many is not known from the repo, so GPU totals leave it out",

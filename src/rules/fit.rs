@@ -7,7 +7,7 @@
 //! the labels its allowlist names): it narrows nothing. A node without a GPU resource has none
 //! of it; a node without `cpu` or `memory` allocatable is not judged on it.
 
-use super::{container_anchor, Context, Hit};
+use super::{container_anchor, Context, Hit, Rule};
 use crate::k8s::gpu::GpuName;
 use crate::k8s::kueue::Requirement;
 use crate::k8s::podsets::{pod_demand, pod_sets, PodCount};
@@ -142,7 +142,7 @@ pub fn check(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {
         if candidates.is_empty() {
             hits.push(
                 Hit::new(
-                    "FIT001",
+                    Rule::NoNodeFits,
                     pod.entry("nodeSelector")
                         .map_or_else(|| container_anchor(first), |e| e.key.span),
                     format!(
@@ -188,7 +188,7 @@ pub fn check(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {
                 .map_or_else(|| container_anchor(first), |c| container_anchor(c));
             hits.push(
                 Hit::new(
-                    "FIT001",
+                    Rule::NoNodeFits,
                     anchor,
                     format!(
                         "no node fits {what}: asks {} {resource} per pod; the largest node it may run on ({}) has {} (`{}`)",
@@ -217,7 +217,7 @@ pub fn check(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {
                 .map(|(r, q)| format!("{} {r}", show(r, *q)))
                 .collect();
             hits.push(Hit::new(
-                "FIT001",
+                Rule::NoNodeFits,
                 container_anchor(first),
                 format!(
                     "no node fits {what}: asks {} per pod, and no node it may run on ({}) has all of them at once",

@@ -1,6 +1,6 @@
 //! GPU001–GPU005: the API server's rules for extended resources, resource names, placeholders.
 
-use super::{container_label, Context, Hit};
+use super::{container_label, Context, Hit, Rule};
 use crate::fix::edit::Applicability;
 use crate::fix::resources::{rename_resource, set_quantity, Side};
 use crate::k8s::gpu::{is_placeholder, GpuName};
@@ -78,7 +78,7 @@ fn unknown_name_hit(cx: &Context, c: &Container, name: &str, key: &Node) -> Hit 
         .as_deref()
         .filter(|s| !s.contains('<'))
         .and_then(|to| rename_resource(&cx.target, c, name, to));
-    Hit::new("GPU004", key.span, message, label)
+    Hit::new(Rule::GpuResourceUnknown, key.span, message, label)
         .with_fix(fix)
         .help(
             "use a known name (nvidia.com/gpu, nvidia.com/mig-<g>g.<mem>gb, amd.com/gpu, \
@@ -115,7 +115,7 @@ fn check_counts(cx: &Context, c: &Container, hits: &mut Vec<Hit>) {
                         unresolved = true;
                         hits.push(
                             Hit::new(
-                                "GPU005",
+                                Rule::GpuQuantityUnresolved,
                                 q.value.span,
                                 format!(
                                     "not checked: `{name}` of {} is an unresolved placeholder {}",
@@ -135,7 +135,7 @@ fn check_counts(cx: &Context, c: &Container, hits: &mut Vec<Hit>) {
                     valid.push(None);
                     hits.push(
                         Hit::new(
-                            "GPU003",
+                            Rule::GpuQuantityInvalid,
                             q.value.span,
                             format!(
                                 "`{name}` of {} is {}, which is not a valid GPU count: {why}",
@@ -167,7 +167,7 @@ fn check_counts(cx: &Context, c: &Container, hits: &mut Vec<Hit>) {
                 };
                 hits.push(
                     Hit::new(
-                        "GPU001",
+                        Rule::GpuLimitMissing,
                         req.key.span,
                         format!(
                             "`{name}` is requested ({value}) by {} but has no limit: the API \
@@ -192,7 +192,7 @@ fn check_counts(cx: &Context, c: &Container, hits: &mut Vec<Hit>) {
                         );
                         hits.push(
                             Hit::new(
-                                "GPU002",
+                                Rule::GpuRequestLimitMismatch,
                                 req.value.span,
                                 format!(
                                     "`{name}` request ({rv}) differs from its limit ({lv}) in {}: \
@@ -235,7 +235,7 @@ fn check_spark(cx: &Context, c: &Container, hits: &mut Vec<Hit>) {
         match judge_gpu(q) {
             Judged::Invalid(why) => hits.push(
                 Hit::new(
-                    "GPU003",
+                    Rule::GpuQuantityInvalid,
                     q.span,
                     format!(
                         "Spark GPU quantity {} is not a valid GPU count: {why}",
@@ -247,7 +247,7 @@ fn check_spark(cx: &Context, c: &Container, hits: &mut Vec<Hit>) {
             ),
             Judged::Placeholder => hits.push(
                 Hit::new(
-                    "GPU005",
+                    Rule::GpuQuantityUnresolved,
                     q.span,
                     format!(
                         "not checked: Spark GPU quantity {} is an unresolved placeholder",

@@ -6,7 +6,7 @@
 
 use super::gpu::{judge, Judged};
 use super::headroom::usage_of;
-use super::{container_label, Context, Hit};
+use super::{container_label, Context, Hit, Rule};
 use crate::fix::resources::rename_resource;
 use crate::k8s::engine::{self, Engine, Parallelism};
 use crate::k8s::workload::{Container, Workload};
@@ -128,7 +128,7 @@ fn check_parallelism(cx: &Context, w: &Workload, c: &Container, e: &Engine, hits
         )
     };
     let mut hit = Hit::new(
-        "GPU012",
+        Rule::GpuParallelismMismatch,
         first.node.span,
         format!(
             "{} in {who} starts {ranks} rank(s) ({flags}) on {gpus} GPU(s): {consequence}",
@@ -184,7 +184,7 @@ fn not_judged(c: &Container, e: &Engine) -> Hit {
         )
     };
     Hit::new(
-        "GPU015",
+        Rule::GpuMemoryPreallocated,
         super::container_anchor(c),
         format!(
             "not judged: {} in {} preallocates GPU memory ({flag}), so its framebuffer use says nothing about its need, and {metrics}",
@@ -233,7 +233,7 @@ fn check_count(
     let keep = used.max(1);
     hits.push(
         Hit::new(
-            "GPU014",
+            Rule::GpuCountOverprovisioned,
             q.value.span,
             format!(
                 "{who} has {requested} GPUs, {used} busy over the window (average engine activity at least 5%): request {keep}, which frees {} GPU(s) per pod{flags}",
@@ -312,7 +312,7 @@ fn check_mig(
     };
     hits.push(
         Hit::new(
-            "GPU013",
+            Rule::GpuMigCandidate,
             c.resources
                 .limits
                 .get(WHOLE_GPU)

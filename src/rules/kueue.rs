@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{container_anchor, is_gpu_container, Context, Hit};
+use super::{container_anchor, is_gpu_container, Context, Hit, Rule};
 use crate::k8s::gpu::GpuName;
 use crate::k8s::kueue::{ClusterQueue, LocalQueue, Requirement, Selector, QUEUE_LABEL};
 use crate::k8s::podsets::{pod_demand, pod_sets, PodCount};
@@ -112,7 +112,7 @@ fn check_queue_name_missing(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {
     };
     hits.push(
         Hit::new(
-            "KUE001",
+            Rule::KueueQueueNameMissing,
             span,
             format!(
                 "GPU {} `{}` has no `{QUEUE_LABEL}` label but {why}: it bypasses quota and fair sharing",
@@ -195,7 +195,7 @@ fn check_local_queue(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {
         let names: Vec<&str> = facts.cluster_queues.keys().map(String::as_str).collect();
         let hint = hint(cq_name, &names, "ClusterQueues in the repo");
         hits.push(Hit::new(
-            "KUE003",
+            Rule::KueueClusterQueueUnknown,
             target.span,
             format!(
                 "LocalQueue `{namespace}/{}` points to ClusterQueue `{cq_name}`, which the repo does not define{hint} its workloads are never admitted",
@@ -211,7 +211,7 @@ fn check_local_queue(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {
     if selector.matches(|k| facts.namespace_label(namespace, k)) == Some(false) {
         hits.push(
             Hit::new(
-                "KUE004",
+                Rule::KueueNamespaceNotSelected,
                 target.span,
                 format!(
                     "ClusterQueue `{cq_name}` does not admit namespace `{namespace}`: its namespaceSelector {} does not match the namespace's labels {}; LocalQueue `{}` never gets a workload admitted",
@@ -269,7 +269,7 @@ fn check_kai_queue(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {
     let names: Vec<&str> = queues.iter().map(String::as_str).collect();
     let hint = hint(name, &names, "KAI Queues in the repo");
     hits.push(Hit::new(
-        "KUE008",
+        Rule::KaiQueueUnknown,
         label.span,
         format!(
             "no KAI Queue `{name}` in the repo{hint} KAI scheduler leaves {} `{}` pending",
@@ -414,7 +414,7 @@ fn check_admission(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {
         };
         hits.push(
             Hit::new(
-                "KUE002",
+                Rule::KueueLocalQueueUnknown,
                 label.span,
                 format!(
                     "no LocalQueue `{queue}` in namespace `{namespace}`{hint} Kueue keeps {} `{}` suspended",
@@ -485,7 +485,7 @@ fn check_covered(
         };
         hits.push(
             Hit::new(
-                "KUE006",
+                Rule::KueueResourceNotCovered,
                 span,
                 format!(
                     "{} `{}` (pod set `{}`) requests `{resource}`, which ClusterQueue `{}` (LocalQueue `{}/{}`) does not cover (it covers {}): Kueue never admits it",
@@ -542,7 +542,7 @@ fn check_quota(
         if let Some(total) = total.filter(|t| *t > all) {
             hits.push(
                 Hit::new(
-                    "KUE005",
+                    Rule::KueueQuotaNeverAdmits,
                     at,
                     format!(
                         "can never be admitted: {} `{}` asks {} {resource}, ClusterQueue `{}` ({origin}) can reach at most {} with all it may borrow ({flavors})",
@@ -568,7 +568,7 @@ fn check_quota(
             };
             if *need > best {
                 hits.push(Hit::new(
-                    "KUE005",
+                    Rule::KueueQuotaNeverAdmits,
                     at,
                     format!(
                         "can never be admitted: pod set `{}` of {} `{}` asks {} {resource} and Kueue puts a pod set in one flavor; the most ClusterQueue `{}` ({origin}) can reach in one is {} (`{best_flavor}`; {flavors})",
@@ -675,7 +675,7 @@ fn check_flavor_labels(
         let Some(span) = anchor else { continue };
         hits.push(
             Hit::new(
-                "KUE007",
+                Rule::KueueFlavorNodeLabelsConflict,
                 span,
                 format!(
                     "pod set `{}` of {} `{}` can run on no flavor of ClusterQueue `{}` that covers {gpu}: {}; Kueue never admits it",

@@ -80,6 +80,8 @@ impl FixAvailability {
 
 #[derive(Debug)]
 pub struct RuleInfo {
+    pub rule: Rule,
+    /// The id every output prints (`GPU001`).
     pub id: &'static str,
     pub name: &'static str,
     pub severity: Severity,
@@ -100,372 +102,457 @@ impl RuleInfo {
     }
 }
 
-macro_rules! rule {
-    ($id:literal, $name:literal, $sev:ident, $on:literal, $fix:ident, $summary:literal) => {
-        RuleInfo {
-            id: $id,
-            name: $name,
-            severity: Severity::$sev,
-            enabled_by_default: $on,
-            fix: FixAvailability::$fix,
-            summary: $summary,
-            doc: include_str!(concat!("../../rules/", $id, ".md")),
+/// Declares every rule once: the `Rule` enum (one variant per rule, in catalogue order) and
+/// `RULES`, its metadata in the same order (`Rule::info` indexes it). Adding a rule is one entry
+/// here plus its `rules/<ID>.md` (the build fails without it; `tests/registry.rs` checks the
+/// README tables against this list).
+macro_rules! registry {
+    ($(
+        $variant:ident {
+            id: $id:literal,
+            name: $name:literal,
+            severity: $sev:ident,
+            enabled_by_default: $on:literal,
+            fix: $fix:ident,
+            summary: $summary:literal $(,)?
         }
+    )*) => {
+        /// A rule of the catalogue. Its id (`GPU001`) is what every output prints.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum Rule {
+            $(#[doc = $summary] $variant,)*
+        }
+
+        impl Rule {
+            /// The id every output prints (`GPU001`); `const` so that lists of ids can be
+            /// written with the variants (`headroom::MEASURED_RULES`).
+            pub const fn id(self) -> &'static str {
+                match self {
+                    $(Rule::$variant => $id,)*
+                }
+            }
+        }
+
+        /// Every rule, in catalogue order (the order of `Rule`). Ids are stable; names are
+        /// readable aliases.
+        pub static RULES: &[RuleInfo] = &[$(
+            RuleInfo {
+                rule: Rule::$variant,
+                id: $id,
+                name: $name,
+                severity: Severity::$sev,
+                enabled_by_default: $on,
+                fix: FixAvailability::$fix,
+                summary: $summary,
+                doc: include_str!(concat!("../../rules/", $id, ".md")),
+            },
+        )*];
     };
 }
 
-/// Every rule, in catalogue order. Ids are stable; names are readable aliases.
-pub static RULES: &[RuleInfo] =
-    &[
-        rule!(
-            "GPU001",
-            "gpu-limit-missing",
-            Error,
-            true,
-            Sometimes,
-            "GPU resource requested without a limit: the API server rejects the pod"
-        ),
-        rule!(
-            "GPU002",
-            "gpu-request-limit-mismatch",
-            Error,
-            true,
-            Always,
-            "GPU request differs from its limit: the API server rejects the pod"
-        ),
-        rule!(
-            "GPU003",
-            "gpu-quantity-invalid",
-            Error,
-            true,
-            Never,
-            "GPU quantity is not a whole, non-negative number"
-        ),
-        rule!(
-            "GPU004",
-            "gpu-resource-unknown",
-            Warning,
-            true,
-            Sometimes,
-            "resource name looks like a GPU but no device plugin advertises it"
-        ),
-        rule!(
-            "GPU005",
-            "gpu-quantity-unresolved",
-            Info,
-            true,
-            Never,
-            "GPU quantity is an unrendered placeholder and was not checked"
-        ),
-        rule!(
-            "QOS001",
-            "gpu-memory-limit-missing",
-            Warning,
-            true,
-            Sometimes,
-            "GPU container without a memory limit"
-        ),
-        rule!(
-            "QOS002",
-            "gpu-burstable-qos",
-            Warning,
-            true,
-            Sometimes,
-            "a container of a GPU pod (init containers and sidecars included) without CPU and memory requests = limits: the pod is Burstable"
-        ),
-        rule!(
-            "QOS003",
-            "gpu-cpu-request-missing",
-            Warning,
-            true,
-            Never,
-            "GPU container without a CPU request"
-        ),
-        rule!(
-            "RES001",
-            "request-above-limit",
-            Error,
-            true,
-            Always,
-            "CPU, memory or ephemeral-storage request above its limit: the API server rejects the pod"
-        ),
-        rule!(
-            "SHM001",
-            "shm-size-limit-missing",
-            Warning,
-            true,
-            Never,
-            "memory-backed emptyDir in a GPU pod without a sizeLimit"
-        ),
-        rule!("SHM002", "shm-size-limit-exceeds-memory-limit", Error, true, Never,
-        "memory-backed emptyDir sizeLimit at or above the memory limit of a container mounting it"),
-        rule!(
-            "KUE001",
-            "kueue-queue-name-missing",
-            Warning,
-            true,
-            Never,
-            "GPU batch workload without a kueue.x-k8s.io/queue-name label where Kueue queues exist"
-        ),
-        rule!(
-            "KUE002",
-            "kueue-local-queue-unknown",
-            Error,
-            true,
-            Never,
-            "kueue.x-k8s.io/queue-name names no LocalQueue in the workload's namespace: the job stays suspended"
-        ),
-        rule!(
-            "KUE003",
-            "kueue-cluster-queue-unknown",
-            Error,
-            true,
-            Never,
-            "a LocalQueue points to a ClusterQueue the repo does not define: its workloads are never admitted"
-        ),
-        rule!(
-            "KUE004",
-            "kueue-namespace-not-selected",
-            Error,
-            true,
-            Never,
-            "a LocalQueue's namespace is excluded by its ClusterQueue's namespaceSelector"
-        ),
-        rule!(
-            "KUE005",
-            "kueue-quota-never-admits",
-            Error,
-            true,
-            Never,
-            "a workload asks for more than its ClusterQueue can ever reach, borrowing included"
-        ),
-        rule!(
-            "KUE006",
-            "kueue-resource-not-covered",
-            Error,
-            true,
-            Never,
-            "a workload requests a resource no resource group of its ClusterQueue covers"
-        ),
-        rule!(
-            "KUE007",
-            "kueue-flavor-node-labels-conflict",
-            Error,
-            true,
-            Never,
-            "the pod's nodeSelector/required affinity contradicts every flavor that covers its GPUs"
-        ),
-        rule!(
-            "KUE008",
-            "kai-queue-unknown",
-            Error,
-            true,
-            Never,
-            "a kai.scheduler/queue label names no KAI Queue the repo defines"
-        ),
-        rule!(
-            "DRA001",
-            "dra-container-claim-unknown",
-            Error,
-            true,
-            Never,
-            "a container's resources.claims names no entry of the pod's resourceClaims: rejected"
-        ),
-        rule!(
-            "DRA002",
-            "dra-claim-source-missing",
-            Error,
-            true,
-            Never,
-            "a pod claim names neither resourceClaimTemplateName nor resourceClaimName: rejected"
-        ),
-        rule!(
-            "DRA003",
-            "dra-claim-unknown",
-            Error,
-            true,
-            Never,
-            "a pod claim names a ResourceClaimTemplate or ResourceClaim the repo does not define"
-        ),
-        rule!(
-            "DRA004",
-            "dra-shared-claim-multi-replica",
-            Warning,
-            true,
-            Never,
-            "a resourceClaimName in a multi-replica pod template: every pod shares one device set"
-        ),
-        rule!(
-            "DRA005",
-            "dra-request-shape-v1beta1",
-            Error,
-            true,
-            Never,
-            "deviceClassName directly on a request under resource.k8s.io/v1 (or v1beta2), where exactly: is required"
-        ),
-        rule!(
-            "DRA006",
-            "dra-gpu-allocated-twice",
-            Warning,
-            true,
-            Never,
-            "a container asks for nvidia.com/gpu and for GPUs through a DRA claim: two allocations"
-        ),
-        rule!(
-            "DRA007",
-            "dra-mig-profile-unknown",
-            Warning,
-            true,
-            Never,
-            "a CEL selector asks for a MIG profile no NVIDIA GPU offers"
-        ),
-        rule!(
-            "DRA008",
-            "dra-gpu-count-unknown",
-            Info,
-            true,
-            Never,
-            "a GPU request with allocationMode: All: the number of GPUs is not known from the repo"
-        ),
-        rule!(
-            "MEM001",
-            "memory-limit-below-usage",
-            Error,
-            true,
-            Always,
-            "memory limit below the measured recommendation: the container will be OOMKilled"
-        ),
-        rule!(
-            "MEM002",
-            "memory-overprovisioned",
-            Warning,
-            true,
-            Always,
-            "memory request far above the measured recommendation: memory held idle"
-        ),
-        rule!(
-            "MEM003",
-            "oom-killed",
-            Error,
-            true,
-            Sometimes,
-            "container was OOMKilled in the measurement window"
-        ),
-        rule!(
-            "MEM004",
-            "usage-data-insufficient",
-            Info,
-            true,
-            Never,
-            "too few samples or too little history for a recommendation"
-        ),
-        rule!(
-            "MEM005",
-            "oom-kill-addressed",
-            Info,
-            true,
-            Never,
-            "OOMKilled in the window; the memory limit now covers the recommendation"
-        ),
-        rule!(
-            "CPU001",
-            "cpu-request-far-from-usage",
-            Warning,
-            true,
-            Always,
-            "CPU request far from the measured P99"
-        ),
-        rule!(
-            "GPU010",
-            "gpu-underused",
-            Warning,
-            true,
-            Never,
-            "average GPU utilisation below the threshold: GPUs sit idle"
-        ),
-        rule!(
-            "GPU011",
-            "gpu-memory-pressure",
-            Warning,
-            true,
-            Never,
-            "GPU memory use near capacity at P99: CUDA out-of-memory risk"
-        ),
-        rule!(
-            "GPU012",
-            "gpu-parallelism-mismatch",
-            Error,
-            true,
-            Never,
-            "an engine's parallelism flags start more or fewer ranks than the container's GPUs"
-        ),
-        rule!(
-            "GPU013",
-            "gpu-mig-candidate",
-            Warning,
-            true,
-            Sometimes,
-            "a whole GPU whose measured memory and compute fit a MIG slice"
-        ),
-        rule!(
-            "GPU014",
-            "gpu-count-overprovisioned",
-            Warning,
-            true,
-            Never,
-            "fewer GPUs busy than requested over the whole window"
-        ),
-        rule!(
-            "GPU015",
-            "gpu-memory-preallocated",
-            Info,
-            true,
-            Never,
-            "an inference engine preallocates GPU memory: not judged by its framebuffer"
-        ),
-        rule!(
-            "FIT001",
-            "no-node-fits",
-            Error,
-            true,
-            Never,
-            "a pod's CPU, memory or GPU requests exceed every node its selector allows (measured nodes)"
-        ),
-        rule!(
-            "MET001",
-            "usage-data-missing",
-            Info,
-            true,
-            Never,
-            "GPU container without usage data: not judged against measurements"
-        ),
-        rule!(
-            "SCH001",
-            "gpu-toleration-missing",
-            Warning,
-            false,
-            Never,
-            "GPU pod without a toleration for the GPU node taint"
-        ),
-        rule!(
-            "KUS001",
-            "rendered-container-without-image",
-            Error,
-            true,
-            Never,
-            "a container has no image after rendering (a patch replaced a CRD's container list)"
-        ),
-        rule!(
-            "SCH002",
-            "gpu-node-selector-missing",
-            Warning,
-            false,
-            Never,
-            "GPU pod without a node selector or affinity on a GPU product label"
-        ),
-    ];
+registry! {
+    GpuLimitMissing {
+        id: "GPU001",
+        name: "gpu-limit-missing",
+        severity: Error,
+        enabled_by_default: true,
+        fix: Sometimes,
+        summary: "GPU resource requested without a limit: the API server rejects the pod",
+    }
+    GpuRequestLimitMismatch {
+        id: "GPU002",
+        name: "gpu-request-limit-mismatch",
+        severity: Error,
+        enabled_by_default: true,
+        fix: Always,
+        summary: "GPU request differs from its limit: the API server rejects the pod",
+    }
+    GpuQuantityInvalid {
+        id: "GPU003",
+        name: "gpu-quantity-invalid",
+        severity: Error,
+        enabled_by_default: true,
+        fix: Never,
+        summary: "GPU quantity is not a whole, non-negative number",
+    }
+    GpuResourceUnknown {
+        id: "GPU004",
+        name: "gpu-resource-unknown",
+        severity: Warning,
+        enabled_by_default: true,
+        fix: Sometimes,
+        summary: "resource name looks like a GPU but no device plugin advertises it",
+    }
+    GpuQuantityUnresolved {
+        id: "GPU005",
+        name: "gpu-quantity-unresolved",
+        severity: Info,
+        enabled_by_default: true,
+        fix: Never,
+        summary: "GPU quantity is an unrendered placeholder and was not checked",
+    }
+    GpuMemoryLimitMissing {
+        id: "QOS001",
+        name: "gpu-memory-limit-missing",
+        severity: Warning,
+        enabled_by_default: true,
+        fix: Sometimes,
+        summary: "GPU container without a memory limit",
+    }
+    GpuBurstableQos {
+        id: "QOS002",
+        name: "gpu-burstable-qos",
+        severity: Warning,
+        enabled_by_default: true,
+        fix: Sometimes,
+        summary: "a container of a GPU pod (init containers and sidecars included) without CPU and memory requests = limits: the pod is Burstable",
+    }
+    GpuCpuRequestMissing {
+        id: "QOS003",
+        name: "gpu-cpu-request-missing",
+        severity: Warning,
+        enabled_by_default: true,
+        fix: Never,
+        summary: "GPU container without a CPU request",
+    }
+    RequestAboveLimit {
+        id: "RES001",
+        name: "request-above-limit",
+        severity: Error,
+        enabled_by_default: true,
+        fix: Always,
+        summary: "CPU, memory or ephemeral-storage request above its limit: the API server rejects the pod",
+    }
+    ShmSizeLimitMissing {
+        id: "SHM001",
+        name: "shm-size-limit-missing",
+        severity: Warning,
+        enabled_by_default: true,
+        fix: Never,
+        summary: "memory-backed emptyDir in a GPU pod without a sizeLimit",
+    }
+    ShmSizeLimitExceedsMemoryLimit {
+        id: "SHM002",
+        name: "shm-size-limit-exceeds-memory-limit",
+        severity: Error,
+        enabled_by_default: true,
+        fix: Never,
+        summary: "memory-backed emptyDir sizeLimit at or above the memory limit of a container mounting it",
+    }
+    KueueQueueNameMissing {
+        id: "KUE001",
+        name: "kueue-queue-name-missing",
+        severity: Warning,
+        enabled_by_default: true,
+        fix: Never,
+        summary: "GPU batch workload without a kueue.x-k8s.io/queue-name label where Kueue queues exist",
+    }
+    KueueLocalQueueUnknown {
+        id: "KUE002",
+        name: "kueue-local-queue-unknown",
+        severity: Error,
+        enabled_by_default: true,
+        fix: Never,
+        summary: "kueue.x-k8s.io/queue-name names no LocalQueue in the workload's namespace: the job stays suspended",
+    }
+    KueueClusterQueueUnknown {
+        id: "KUE003",
+        name: "kueue-cluster-queue-unknown",
+        severity: Error,
+        enabled_by_default: true,
+        fix: Never,
+        summary: "a LocalQueue points to a ClusterQueue the repo does not define: its workloads are never admitted",
+    }
+    KueueNamespaceNotSelected {
+        id: "KUE004",
+        name: "kueue-namespace-not-selected",
+        severity: Error,
+        enabled_by_default: true,
+        fix: Never,
+        summary: "a LocalQueue's namespace is excluded by its ClusterQueue's namespaceSelector",
+    }
+    KueueQuotaNeverAdmits {
+        id: "KUE005",
+        name: "kueue-quota-never-admits",
+        severity: Error,
+        enabled_by_default: true,
+        fix: Never,
+        summary: "a workload asks for more than its ClusterQueue can ever reach, borrowing included",
+    }
+    KueueResourceNotCovered {
+        id: "KUE006",
+        name: "kueue-resource-not-covered",
+        severity: Error,
+        enabled_by_default: true,
+        fix: Never,
+        summary: "a workload requests a resource no resource group of its ClusterQueue covers",
+    }
+    KueueFlavorNodeLabelsConflict {
+        id: "KUE007",
+        name: "kueue-flavor-node-labels-conflict",
+        severity: Error,
+        enabled_by_default: true,
+        fix: Never,
+        summary: "the pod's nodeSelector/required affinity contradicts every flavor that covers its GPUs",
+    }
+    KaiQueueUnknown {
+        id: "KUE008",
+        name: "kai-queue-unknown",
+        severity: Error,
+        enabled_by_default: true,
+        fix: Never,
+        summary: "a kai.scheduler/queue label names no KAI Queue the repo defines",
+    }
+    DraContainerClaimUnknown {
+        id: "DRA001",
+        name: "dra-container-claim-unknown",
+        severity: Error,
+        enabled_by_default: true,
+        fix: Never,
+        summary: "a container's resources.claims names no entry of the pod's resourceClaims: rejected",
+    }
+    DraClaimSourceMissing {
+        id: "DRA002",
+        name: "dra-claim-source-missing",
+        severity: Error,
+        enabled_by_default: true,
+        fix: Never,
+        summary: "a pod claim names neither resourceClaimTemplateName nor resourceClaimName: rejected",
+    }
+    DraClaimUnknown {
+        id: "DRA003",
+        name: "dra-claim-unknown",
+        severity: Error,
+        enabled_by_default: true,
+        fix: Never,
+        summary: "a pod claim names a ResourceClaimTemplate or ResourceClaim the repo does not define",
+    }
+    DraSharedClaimMultiReplica {
+        id: "DRA004",
+        name: "dra-shared-claim-multi-replica",
+        severity: Warning,
+        enabled_by_default: true,
+        fix: Never,
+        summary: "a resourceClaimName in a multi-replica pod template: every pod shares one device set",
+    }
+    DraRequestShapeV1beta1 {
+        id: "DRA005",
+        name: "dra-request-shape-v1beta1",
+        severity: Error,
+        enabled_by_default: true,
+        fix: Never,
+        summary: "deviceClassName directly on a request under resource.k8s.io/v1 (or v1beta2), where exactly: is required",
+    }
+    DraGpuAllocatedTwice {
+        id: "DRA006",
+        name: "dra-gpu-allocated-twice",
+        severity: Warning,
+        enabled_by_default: true,
+        fix: Never,
+        summary: "a container asks for nvidia.com/gpu and for GPUs through a DRA claim: two allocations",
+    }
+    DraMigProfileUnknown {
+        id: "DRA007",
+        name: "dra-mig-profile-unknown",
+        severity: Warning,
+        enabled_by_default: true,
+        fix: Never,
+        summary: "a CEL selector asks for a MIG profile no NVIDIA GPU offers",
+    }
+    DraGpuCountUnknown {
+        id: "DRA008",
+        name: "dra-gpu-count-unknown",
+        severity: Info,
+        enabled_by_default: true,
+        fix: Never,
+        summary: "a GPU request with allocationMode: All: the number of GPUs is not known from the repo",
+    }
+    MemoryLimitBelowUsage {
+        id: "MEM001",
+        name: "memory-limit-below-usage",
+        severity: Error,
+        enabled_by_default: true,
+        fix: Always,
+        summary: "memory limit below the measured recommendation: the container will be OOMKilled",
+    }
+    MemoryOverprovisioned {
+        id: "MEM002",
+        name: "memory-overprovisioned",
+        severity: Warning,
+        enabled_by_default: true,
+        fix: Always,
+        summary: "memory request far above the measured recommendation: memory held idle",
+    }
+    OomKilled {
+        id: "MEM003",
+        name: "oom-killed",
+        severity: Error,
+        enabled_by_default: true,
+        fix: Sometimes,
+        summary: "container was OOMKilled in the measurement window",
+    }
+    UsageDataInsufficient {
+        id: "MEM004",
+        name: "usage-data-insufficient",
+        severity: Info,
+        enabled_by_default: true,
+        fix: Never,
+        summary: "too few samples or too little history for a recommendation",
+    }
+    OomKillAddressed {
+        id: "MEM005",
+        name: "oom-kill-addressed",
+        severity: Info,
+        enabled_by_default: true,
+        fix: Never,
+        summary: "OOMKilled in the window; the memory limit now covers the recommendation",
+    }
+    CpuRequestFarFromUsage {
+        id: "CPU001",
+        name: "cpu-request-far-from-usage",
+        severity: Warning,
+        enabled_by_default: true,
+        fix: Always,
+        summary: "CPU request far from the measured P99",
+    }
+    GpuUnderused {
+        id: "GPU010",
+        name: "gpu-underused",
+        severity: Warning,
+        enabled_by_default: true,
+        fix: Never,
+        summary: "average GPU utilisation below the threshold: GPUs sit idle",
+    }
+    GpuMemoryPressure {
+        id: "GPU011",
+        name: "gpu-memory-pressure",
+        severity: Warning,
+        enabled_by_default: true,
+        fix: Never,
+        summary: "GPU memory use near capacity at P99: CUDA out-of-memory risk",
+    }
+    GpuParallelismMismatch {
+        id: "GPU012",
+        name: "gpu-parallelism-mismatch",
+        severity: Error,
+        enabled_by_default: true,
+        fix: Never,
+        summary: "an engine's parallelism flags start more or fewer ranks than the container's GPUs",
+    }
+    GpuMigCandidate {
+        id: "GPU013",
+        name: "gpu-mig-candidate",
+        severity: Warning,
+        enabled_by_default: true,
+        fix: Sometimes,
+        summary: "a whole GPU whose measured memory and compute fit a MIG slice",
+    }
+    GpuCountOverprovisioned {
+        id: "GPU014",
+        name: "gpu-count-overprovisioned",
+        severity: Warning,
+        enabled_by_default: true,
+        fix: Never,
+        summary: "fewer GPUs busy than requested over the whole window",
+    }
+    GpuMemoryPreallocated {
+        id: "GPU015",
+        name: "gpu-memory-preallocated",
+        severity: Info,
+        enabled_by_default: true,
+        fix: Never,
+        summary: "an inference engine preallocates GPU memory: not judged by its framebuffer",
+    }
+    NoNodeFits {
+        id: "FIT001",
+        name: "no-node-fits",
+        severity: Error,
+        enabled_by_default: true,
+        fix: Never,
+        summary: "a pod's CPU, memory or GPU requests exceed every node its selector allows (measured nodes)",
+    }
+    UsageDataMissing {
+        id: "MET001",
+        name: "usage-data-missing",
+        severity: Info,
+        enabled_by_default: true,
+        fix: Never,
+        summary: "GPU container without usage data: not judged against measurements",
+    }
+    GpuTolerationMissing {
+        id: "SCH001",
+        name: "gpu-toleration-missing",
+        severity: Warning,
+        enabled_by_default: false,
+        fix: Never,
+        summary: "GPU pod without a toleration for the GPU node taint",
+    }
+    RenderedContainerWithoutImage {
+        id: "KUS001",
+        name: "rendered-container-without-image",
+        severity: Error,
+        enabled_by_default: true,
+        fix: Never,
+        summary: "a container has no image after rendering (a patch replaced a CRD's container list)",
+    }
+    GpuNodeSelectorMissing {
+        id: "SCH002",
+        name: "gpu-node-selector-missing",
+        severity: Warning,
+        enabled_by_default: false,
+        fix: Never,
+        summary: "GPU pod without a node selector or affinity on a GPU product label",
+    }
+}
 
-pub fn rule(id_or_name: &str) -> Option<&'static RuleInfo> {
+impl Rule {
+    /// Its metadata.
+    pub fn info(self) -> &'static RuleInfo {
+        // `RULES` lists the rules in the enum's order (checked by a test).
+        &RULES[self as usize]
+    }
+
+    /// The rule an id (any case) or a name designates.
+    pub fn parse(id_or_name: &str) -> Option<Rule> {
+        rule(id_or_name).map(|r| r.rule)
+    }
+
+    /// The rule an id or name designates, else an error naming it, with the closest id or
+    /// name when one is near (a typo: `GPU01` suggests `GPU001`).
+    pub fn parse_or_suggest(id_or_name: &str) -> Result<Rule, String> {
+        Rule::parse(id_or_name).ok_or_else(|| {
+            let mut message = format!("unknown rule {id_or_name:?}");
+            if let Some(near) = did_you_mean(id_or_name) {
+                message.push_str(&format!("; did you mean `{near}`?"));
+            }
+            message
+        })
+    }
+}
+
+/// Its id: where a string is expected (`rule(hit.rule)`, `Config::ignored(path, r.id)`).
+impl AsRef<str> for Rule {
+    fn as_ref(&self) -> &str {
+        self.id()
+    }
+}
+
+impl std::fmt::Display for Rule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.id())
+    }
+}
+
+/// The id or name closest to `text` when close enough to be a typo (ids compared in capitals).
+fn did_you_mean(text: &str) -> Option<&'static str> {
+    let upper = text.to_ascii_uppercase();
+    let id = kueue::did_you_mean(&upper, RULES.iter().map(|r| r.id));
+    id.or_else(|| kueue::did_you_mean(text, RULES.iter().map(|r| r.name)))
+}
+
+/// The rule an id (any case) or a name designates.
+pub fn rule(id_or_name: impl AsRef<str>) -> Option<&'static RuleInfo> {
+    let id_or_name = id_or_name.as_ref();
     RULES
         .iter()
         .find(|r| r.id.eq_ignore_ascii_case(id_or_name) || r.name == id_or_name)
@@ -474,7 +561,7 @@ pub fn rule(id_or_name: &str) -> Option<&'static RuleInfo> {
 /// What a rule family reports: the engine adds the object, file and severity.
 #[derive(Clone, Debug)]
 pub struct Hit {
-    pub rule: &'static str,
+    pub rule: Rule,
     pub span: Span,
     pub message: String,
     /// Short text under the underlined span.
@@ -489,7 +576,7 @@ pub struct Hit {
 }
 
 impl Hit {
-    pub fn new(rule: &'static str, span: Span, message: String, label: String) -> Hit {
+    pub fn new(rule: Rule, span: Span, message: String, label: String) -> Hit {
         Hit {
             rule,
             span,
@@ -757,7 +844,7 @@ pub(crate) mod test_support {
                 };
                 if let Some(w) = view {
                     for h in check_workload(&cx, &w) {
-                        if !all && !rule(h.rule).is_some_and(|r| r.enabled_by_default) {
+                        if !all && !h.rule.info().enabled_by_default {
                             continue;
                         }
                         let at = text[h.span.start()..h.span.end()].to_string();
@@ -810,7 +897,7 @@ pub(crate) mod test_support {
             for obj in objects(doc) {
                 if let Some(w) = Workload::of(obj, &catalog) {
                     for h in check_workload(&cx, &w) {
-                        if !rule(h.rule).is_some_and(|r| r.enabled_by_default) {
+                        if !h.rule.info().enabled_by_default {
                             continue;
                         }
                         let at = text[h.span.start()..h.span.end()].to_string();
@@ -860,7 +947,35 @@ mod tests {
             );
         }
         assert_eq!(rule("gpu-limit-missing").map(|r| r.id), Some("GPU001"));
+        // `Rule::info` indexes `RULES` by the variant.
+        for r in RULES {
+            assert_eq!(r.rule.info().id, r.id);
+            assert_eq!(Rule::parse(r.id), Some(r.rule));
+            assert_eq!(Rule::parse(r.name), Some(r.rule));
+            assert_eq!(r.rule.to_string(), r.id);
+        }
         assert_eq!(rule("gpu002").map(|r| r.id), Some("GPU002"));
+    }
+
+    #[test]
+    fn an_unknown_rule_names_the_closest_id_or_name() {
+        let near = |text: &str| Rule::parse_or_suggest(text).unwrap_err();
+        assert_eq!(
+            near("GPU01"),
+            "unknown rule \"GPU01\"; did you mean `GPU001`?"
+        );
+        assert_eq!(
+            near("qos02"),
+            "unknown rule \"qos02\"; did you mean `QOS002`?"
+        );
+        assert_eq!(
+            near("gpu-limit-mising"),
+            "unknown rule \"gpu-limit-mising\"; did you mean `gpu-limit-missing`?"
+        );
+        // Nothing close: no guess.
+        assert_eq!(near("GPU999"), "unknown rule \"GPU999\"");
+        assert_eq!(near("banana"), "unknown rule \"banana\"");
+        assert_eq!(Rule::parse_or_suggest("gpu001"), Ok(Rule::GpuLimitMissing));
     }
 }
 

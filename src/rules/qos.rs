@@ -3,7 +3,7 @@
 //! RES001: a request above its limit, which the API server rejects, on any container.
 
 use super::gpu::{judge, scalar_style, Judged};
-use super::{container_anchor, container_label, is_gpu_container, Context, Hit};
+use super::{container_anchor, container_label, is_gpu_container, Context, Hit, Rule};
 use crate::fix::edit::Applicability;
 use crate::fix::resources::{set_quantity, Side};
 use crate::k8s::quantity::Quantity;
@@ -95,7 +95,7 @@ fn check_gpu_container(cx: &Context, w: &Workload, c: &Container, hits: &mut Vec
     if r.limits.get("memory").is_none() && !super::headroom::has_memory_recommendation(cx, w, c) {
         hits.push(
             Hit::new(
-                "QOS001",
+                Rule::GpuMemoryLimitMissing,
                 container_anchor(c),
                 format!(
                     "GPU {who} has no memory limit: it is not Guaranteed QoS, is evicted first under \
@@ -110,7 +110,7 @@ fn check_gpu_container(cx: &Context, w: &Workload, c: &Container, hits: &mut Vec
     if r.requests.get("cpu").is_none() && r.limits.get("cpu").is_none() {
         hits.push(
             Hit::new(
-                "QOS003",
+                Rule::GpuCpuRequestMissing,
                 container_anchor(c),
                 format!(
                     "GPU {who} has no CPU request: the scheduler places it as if it needed no CPU, \
@@ -154,7 +154,7 @@ fn check_guaranteed(cx: &Context, c: &Container, gpu: bool, hits: &mut Vec<Hit>)
                 }
                 hits.push(
                     Hit::new(
-                        "QOS002",
+                        Rule::GpuBurstableQos,
                         req.value.span,
                         format!(
                             "{subject} requests {resource} {rv} but is limited to {lv}: Burstable \
@@ -192,7 +192,7 @@ fn check_guaranteed(cx: &Context, c: &Container, gpu: bool, hits: &mut Vec<Hit>)
                 });
                 hits.push(
                     Hit::new(
-                        "QOS002",
+                        Rule::GpuBurstableQos,
                         req.key.span,
                         format!(
                             "{subject} requests {resource} ({rv}) without a limit: Burstable QoS, \
@@ -220,7 +220,7 @@ fn check_guaranteed(cx: &Context, c: &Container, gpu: bool, hits: &mut Vec<Hit>)
     let what = missing.join(" or ");
     hits.push(
         Hit::new(
-            "QOS002",
+            Rule::GpuBurstableQos,
             container_anchor(c),
             format!(
                 "{subject} has no {what} limit: QoS is decided for the whole pod, init containers \
@@ -261,7 +261,7 @@ fn check_request_above_limit(cx: &Context, w: &Workload, c: &Container, hits: &m
         let raised = raised_limit(req, a, measured.as_ref());
         hits.push(
             Hit::new(
-                "RES001",
+                Rule::RequestAboveLimit,
                 req.value.span,
                 format!(
                     "{} requests {name} {rv}, above its limit {lv}: the API server rejects the pod \

@@ -3,7 +3,7 @@
 //! a whole `containers` list with the patch's, so a patch written to change one container's
 //! resources silently drops its image and every other field the base set.
 
-use super::{container_label, Context, Hit};
+use super::{container_label, Context, Hit, Rule};
 use crate::k8s::workload::Workload;
 
 pub fn check(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {
@@ -36,7 +36,7 @@ pub fn check(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {
         };
         hits.push(
             Hit::new(
-                "KUS001",
+                Rule::RenderedContainerWithoutImage,
                 name.value.span,
                 why,
                 "no image after rendering".into(),

@@ -1,6 +1,6 @@
 //! SCH001–SCH002: placement checks that depend on how a cluster is set up; off by default.
 
-use super::{is_gpu_container, Context, Hit};
+use super::{is_gpu_container, Context, Hit, Rule};
 use crate::k8s::workload::Workload;
 use crate::source::yaml::Node;
 
@@ -79,7 +79,7 @@ pub fn check(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {
         if !tolerates_gpu_taint(pod.spec) {
             hits.push(
                 Hit::new(
-                    "SCH001",
+                    Rule::GpuTolerationMissing,
                     span,
                     "GPU pod has no toleration for a GPU node taint (e.g. `nvidia.com/gpu:NoSchedule`): it cannot be scheduled on tainted GPU nodes".into(),
                     "no GPU toleration".into(),
@@ -90,7 +90,7 @@ pub fn check(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {
         if !selects_gpu_product(pod.spec) {
             hits.push(
                 Hit::new(
-                    "SCH002",
+                    Rule::GpuNodeSelectorMissing,
                     span,
                     "GPU pod does not select a GPU product (nodeSelector or nodeAffinity on e.g. `nvidia.com/gpu.product`): it may land on any GPU model".into(),
                     "no GPU product selector".into(),

@@ -2,7 +2,7 @@
 //! count against the memory limit of the container that writes them.
 
 use super::gpu::{judge, Judged};
-use super::{container_label, is_gpu_container, Context, Hit};
+use super::{container_label, is_gpu_container, Context, Hit, Rule};
 use crate::k8s::workload::Workload;
 use crate::source::yaml::Node;
 
@@ -35,7 +35,7 @@ pub fn check(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {
             let Some(size) = empty_dir.get("sizeLimit").filter(|s| !s.is_null()) else {
                 hits.push(
                     Hit::new(
-                        "SHM001",
+                        Rule::ShmSizeLimitMissing,
                         medium.span,
                         format!(
                             "memory-backed emptyDir `{name}` has no sizeLimit: what is written to it \
@@ -69,7 +69,7 @@ pub fn check(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {
                 if size_q >= limit_q {
                     hits.push(
                         Hit::new(
-                            "SHM002",
+                            Rule::ShmSizeLimitExceedsMemoryLimit,
                             size.span,
                             format!(
                                 "memory-backed emptyDir `{name}` may hold {} but {} mounting it is \

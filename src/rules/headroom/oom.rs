@@ -1,0 +1,80 @@
+//! MEM003 (OOMKilled in the window) and MEM005 (OOMKilled, but the limit now covers the need).
+
+use super::memory::{describe_memory, memory_fix};
+use crate::k8s::workload::Container;
+use crate::metrics::recommend::{MemoryRecommendation, OomReference};
+use crate::rules::{container_anchor, container_label, Context, Hit, Rule};
+
+/// MEM003 (an error, fixed by raising memory to the recommendation) or, when the current limit
+/// already covers what the measurement needs, MEM005 (info: the kill is addressed).
+pub(super) fn hit(
+    cx: &Context,
+    c: &Container,
+    kills: u64,
+    limit: Option<i128>,
+    rec: Option<&MemoryRecommendation>,
+) -> Hit {
+    let who = container_label(c);
+    let Some(rec) = rec else {
+        return Hit::new(
+            Rule::OomKilled,
+            container_anchor(c),
+            format!("{who} was OOMKilled {kills} time(s) in the window"),
+            "OOMKilled".into(),
+        )
+        .container(c);
+    };
+    let at = match rec.oom_reference {
+        Some(OomReference::MeasuredLimit(l)) => {
+            format!(" at a memory limit of {}", quantity_text(l))
+        }
+        // The snapshot does not say which limit was hit: the bump starts from the observed
+        // max, which sampling may have left below it.
+        _ => " (no limit measured: bumped from the observed max)".to_string(),
+    };
+    let current = c.resources.limits.get("memory");
+    match (limit, current) {
+        (Some(l), Some(q)) if l >= rec.computed_bytes => Hit::new(
+            Rule::OomKillAddressed,
+            q.value.span,
+            format!(
+                "{who} was OOMKilled {kills} time(s) in the window{at}; the limit is now {}, at or above the recommendation ({} needed: {})",
+                q.value.text().unwrap_or_default(),
+                quantity_text(rec.computed_bytes),
+                describe_memory(rec)
+            ),
+            "OOMKilled, limit since raised".into(),
+        )
+        .container(c),
+        _ => Hit::new(
+            Rule::OomKilled,
+            container_anchor(c),
+            format!(
+                "{who} was OOMKilled {kills} time(s) in the window{at}; {}, limit {}: set memory requests = limits to {}",
+                describe_memory(rec),
+                current
+                    .and_then(|q| q.value.text())
+                    .unwrap_or("none"),
+                rec.quantity
+            ),
+            "OOMKilled".into(),
+        )
+        .container(c)
+        // The recommendation is above the limit here (need > limit), so this never lowers it.
+        .with_fix(memory_fix(cx, c, rec)),
+    }
+}
+
+/// Bytes as a short binary quantity for messages (`16Gi`, `31.2Gi`).
+fn quantity_text(bytes: i128) -> String {
+    if bytes >= 1 << 30 {
+        let g = bytes as f64 / (1u64 << 30) as f64;
+        if g.fract() == 0.0 {
+            format!("{g:.0}Gi")
+        } else {
+            format!("{g:.1}Gi")
+        }
+    } else {
+        format!("{}Mi", (bytes + (1 << 20) - 1) >> 20)
+    }
+}
