@@ -3,34 +3,16 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use assert_cmd::cargo::CommandCargoExt;
 use serde_json::Value;
 
-const FIXTURES: &str = "testdata/fixtures/output";
+mod support;
+use support::common::{gpulint, run as run_in};
 
-fn gpulint() -> Command {
-    let mut cmd = Command::cargo_bin("gpulint").expect("binary built");
-    cmd.current_dir(env!("CARGO_MANIFEST_DIR"));
-    cmd.env("NO_COLOR", "1");
-    cmd
-}
+const FIXTURES: &str = "testdata/fixtures/output";
 
 /// Runs gpulint; returns (exit code, stdout, stderr).
 fn run(args: &[&str]) -> (i32, String, String) {
     run_in(Path::new(env!("CARGO_MANIFEST_DIR")), args)
-}
-
-fn run_in(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = gpulint()
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 fn json(args: &[&str]) -> (i32, Value) {
@@ -103,7 +85,8 @@ fn github_output() {
 #[test]
 fn sarif_passes_the_multitool_with_githubs_rules() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let (_, stdout, _) = run(&[FIXTURES, "testdata/demo", "--format", "sarif"]);
+    let (code_1, stdout, _) = run(&[FIXTURES, "testdata/demo", "--format", "sarif"]);
+    assert_eq!(code_1, 1);
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("gpulint.sarif");
     std::fs::write(&file, stdout).unwrap();
@@ -122,7 +105,8 @@ fn sarif_passes_the_multitool_with_githubs_rules() {
 
 #[test]
 fn sarif_lists_suppressed_findings_with_their_justification() {
-    let (_, stdout, _) = run(&[FIXTURES, "--format", "sarif"]);
+    let (code_2, stdout, _) = run(&[FIXTURES, "--format", "sarif"]);
+    assert_eq!(code_2, 1);
     let value: Value = serde_json::from_str(&stdout).unwrap();
     let results = value["runs"][0]["results"].as_array().unwrap();
     let suppressed: Vec<_> = results
@@ -280,7 +264,8 @@ fn gitignore_and_config_excludes_are_honoured() {
         (".gpulint.yaml", "exclude: [generated/**]\n"),
         ("notes.txt", "not yaml"),
     ]);
-    let (_, value) = json(&[repo.path().to_str().unwrap(), "--format", "json"]);
+    let (code_3, value) = json(&[repo.path().to_str().unwrap(), "--format", "json"]);
+    assert_eq!(code_3, 1);
     let files: Vec<_> = value["findings"]
         .as_array()
         .unwrap()
@@ -314,19 +299,21 @@ fn config_sets_severities_and_enables_rules() {
             "rules:\n  GPU002: warning\n  SCH001: {enabled: true}\n",
         ),
     ]);
-    let (_, value) = json(&[repo.path().to_str().unwrap(), "--format", "json"]);
+    let (code_4, value) = json(&[repo.path().to_str().unwrap(), "--format", "json"]);
+    assert_eq!(code_4, 1);
     let findings = value["findings"].as_array().unwrap();
     assert_eq!(rules_of(&value), ["SCH001", "GPU002"]);
     assert_eq!(findings[1]["severity"], "warning");
     // --select runs an off-by-default rule without any config.
     let plain = temp_repo(&[("pod.yaml", CLEAN_POD)]);
-    let (_, value) = json(&[
+    let (code_5, value) = json(&[
         plain.path().to_str().unwrap(),
         "--format",
         "json",
         "--select",
         "SCH002",
     ]);
+    assert_eq!(code_5, 1);
     assert_eq!(rules_of(&value), ["SCH002"]);
 }
 
@@ -335,7 +322,8 @@ fn kueue_queues_in_the_repo_make_labels_required() {
     let job = "apiVersion: batch/v1\nkind: Job\nmetadata: {name: train, namespace: ml}\nspec:\n  template:\n    spec:\n      containers:\n      - name: t\n        resources: {limits: {nvidia.com/gpu: 1, cpu: 1, memory: 1Gi}}\n";
     let queue = "apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\nmetadata: {name: team-a, namespace: ml}\nspec: {clusterQueue: gpus}\n";
     let repo = temp_repo(&[("job.yaml", job), ("queue.yaml", queue)]);
-    let (_, value) = json(&[repo.path().to_str().unwrap(), "--format", "json"]);
+    let (code_6, value) = json(&[repo.path().to_str().unwrap(), "--format", "json"]);
+    assert_eq!(code_6, 1);
     assert_eq!(rules_of(&value), ["KUE001"]);
     let alone = temp_repo(&[("job.yaml", job)]);
     let (code, _) = json(&[alone.path().to_str().unwrap(), "--format", "json"]);
@@ -373,14 +361,16 @@ fn config_workload_kinds_are_used() {
     let trainer = "apiVersion: example.com/v1\nkind: Trainer\nmetadata: {name: t, namespace: ml}\nspec:\n  template:\n    spec:\n      containers:\n      - name: c\n        resources: {limits: {nvidia.com/gpu: 1, cpu: 1, memory: 1Gi}}\n";
     let config = "kueue: {required: true}\nworkloads:\n- kind: Trainer\n  group: example.com\n  pod_templates: [\"$.spec.template\"]\n  batch: true\n";
     let repo = temp_repo(&[("trainer.yaml", trainer), (".gpulint.yaml", config)]);
-    let (_, value) = json(&[repo.path().to_str().unwrap(), "--format", "json"]);
+    let (code_7, value) = json(&[repo.path().to_str().unwrap(), "--format", "json"]);
+    assert_eq!(code_7, 1);
     assert_eq!(rules_of(&value), ["KUE001"]);
-    let (_, inventory) = json(&[
+    let (code_8, inventory) = json(&[
         "inventory",
         repo.path().to_str().unwrap(),
         "--format",
         "json",
     ]);
+    assert_eq!(code_8, 0);
     assert_eq!(
         inventory["workloads"][0]["containers"][0]["path"],
         "$['spec']['template']['spec']['containers'][0]"
@@ -469,7 +459,8 @@ fn a_measured_rule_without_measurements_says_so() {
         stderr.contains("note: MEM002 needs measurements: pass --metrics FILE or --prometheus URL"),
         "{stderr}"
     );
-    let (_, _, stderr) = run(&[repo.path().to_str().unwrap(), "--select", "GPU002"]);
+    let (code_9, _, stderr) = run(&[repo.path().to_str().unwrap(), "--select", "GPU002"]);
+    assert_eq!(code_9, 0, "{stderr}");
     assert!(!stderr.contains("needs measurements"), "{stderr}");
 }
 
@@ -505,7 +496,8 @@ fn the_config_names_a_snapshot_inside_the_repository() {
         (".gpulint.yaml", "metrics: ops/metrics.json\n"),
     ]);
     let dir = repo.path().to_str().unwrap();
-    let (_, value) = json(&[dir, "--format", "json"]);
+    let (code_10, value) = json(&[dir, "--format", "json"]);
+    assert_eq!(code_10, 1);
     let measured: Vec<String> = rules_of(&value)
         .into_iter()
         .filter(|r| r.starts_with("MEM") || r == "CPU001" || r.starts_with("GPU01"))
@@ -518,13 +510,14 @@ fn the_config_names_a_snapshot_inside_the_repository() {
         "{\"version\": 1, \"window\": \"14d\", \"collected_at\": \"2026-12-01T00:00:00Z\", \"source\": \"t\", \"containers\": []}\n",
     )
     .unwrap();
-    let (_, value) = json(&[
+    let (code_11, value) = json(&[
         dir,
         "--format",
         "json",
         "--metrics",
         empty.to_str().unwrap(),
     ]);
+    assert_eq!(code_11, 1);
     assert!(
         rules_of(&value).iter().all(|r| !r.starts_with("MEM")),
         "{value}"
@@ -571,10 +564,11 @@ fn rendered_and_defaulted_namespaces_are_in_the_json_findings() {
         (".gpulint.yaml", "namespace: ml\n"),
     ]);
     // Renders read nothing outside the repository of the working directory: run inside it.
-    let (_, stdout, stderr) = run_in(
+    let (code_12, stdout, stderr) = run_in(
         repo.path(),
         &[".", "--format", "json", "--select", "GPU002"],
     );
+    assert_eq!(code_12, 1, "{stderr}");
     let value: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
     assert_eq!(value["errors"], serde_json::json!([]));
     let mut seen: Vec<(String, String)> = value["findings"]
