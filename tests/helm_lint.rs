@@ -1,6 +1,5 @@
 //! Helm charts in a lint run, end to end through the binary, with a REAL Helm engine
-//! (`GPULINT_HELM`, installed by scripts/test; skipped with a message without it, failing under
-//! CI): releases declared by the config or an Argo CD Application are rendered and linted,
+//! (`GPULINT_HELM`, installed by scripts/test; without it the tests fail): releases declared by the config or an Argo CD Application are rendered and linted,
 //! findings land on the values leaf that makes the field (else the template), `--fix` edits that
 //! leaf, and rendering again shows the intended values.
 
