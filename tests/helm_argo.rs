@@ -1,5 +1,6 @@
 //! Helm as Argo CD and a chart repository's CI apply it, end to end through the binary with a
-//! REAL Helm engine (`GPULINT_HELM`, installed by scripts/test; without it the tests fail), on charts copied from testdata/corpus:
+//! REAL Helm engine (`GPULINT_HELM`, installed by scripts/test; without it the tests fail), on
+//! charts copied from testdata/corpus:
 //!
 //! * a chart folder given as the path is rendered as a chart (lint, inventory, render);
 //! * Argo CD `helm.parameters` (`forceString` too) and `fileParameters` are applied with
