@@ -6,7 +6,7 @@ use std::process::Command;
 use serde_json::Value;
 
 mod support;
-use support::common::{gpulint, run as run_in};
+use support::common::{gpulint, run as run_in, temp_tree};
 
 const FIXTURES: &str = "testdata/fixtures/output";
 
@@ -29,16 +29,6 @@ fn rules_of(v: &Value) -> Vec<String> {
         .iter()
         .map(|f| f["rule"].as_str().unwrap().to_string())
         .collect()
-}
-
-fn temp_repo(files: &[(&str, &str)]) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    for (name, text) in files {
-        let path = dir.path().join(name);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
-    dir
 }
 
 const GPU002_POD: &str = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    resources:\n      requests: {nvidia.com/gpu: 2, cpu: 1, memory: 1Gi}\n      limits: {nvidia.com/gpu: 1, cpu: 1, memory: 1Gi}\n";
@@ -129,7 +119,7 @@ fn sarif_lists_suppressed_findings_with_their_justification() {
 
 #[test]
 fn exit_codes_follow_fail_on() {
-    let repo = temp_repo(&[("clean.yaml", CLEAN_POD)]);
+    let repo = temp_tree(&[("clean.yaml", CLEAN_POD)]);
     let dir = repo.path().to_str().unwrap();
     assert_eq!(run(&[dir]).0, 0, "clean input exits 0");
     let (code, stdout, _) = run(&[FIXTURES, "--select", "GPU004"]);
@@ -152,7 +142,7 @@ fn exit_codes_follow_fail_on() {
 
 #[test]
 fn a_broken_file_is_an_error_and_the_others_are_still_linted() {
-    let repo = temp_repo(&[
+    let repo = temp_tree(&[
         (
             "a-broken.yaml",
             "apiVersion: v1\nkind: Pod\nmetadata:\n  name: [oops\n",
@@ -225,7 +215,7 @@ fn suppression_by_comment_annotation_and_config() {
         "      requests: {nvidia.com/gpu: 2",
         "      # gpulint: ignore[gpu-request-limit-mismatch] migrating\n      requests: {nvidia.com/gpu: 2",
     );
-    let repo = temp_repo(&[
+    let repo = temp_tree(&[
         ("annotated.yaml", &annotated),
         ("commented.yaml", &commented),
         ("vendor/upstream.yaml", GPU002_POD),
@@ -256,7 +246,7 @@ fn suppression_by_comment_annotation_and_config() {
 
 #[test]
 fn gitignore_and_config_excludes_are_honoured() {
-    let repo = temp_repo(&[
+    let repo = temp_tree(&[
         ("apps/pod.yaml", GPU002_POD),
         ("rendered/pod.yaml", GPU002_POD),
         ("generated/pod.yml", GPU002_POD),
@@ -278,7 +268,7 @@ fn gitignore_and_config_excludes_are_honoured() {
 
 #[test]
 fn config_errors_name_the_file_line_and_key() {
-    let repo = temp_repo(&[
+    let repo = temp_tree(&[
         ("pod.yaml", GPU002_POD),
         (".gpulint.yaml", "rules:\n  GPU004: error\nexcludes: [x]\n"),
     ]);
@@ -292,7 +282,7 @@ fn config_errors_name_the_file_line_and_key() {
 
 #[test]
 fn config_sets_severities_and_enables_rules() {
-    let repo = temp_repo(&[
+    let repo = temp_tree(&[
         ("pod.yaml", GPU002_POD),
         (
             ".gpulint.yaml",
@@ -305,7 +295,7 @@ fn config_sets_severities_and_enables_rules() {
     assert_eq!(rules_of(&value), ["SCH001", "GPU002"]);
     assert_eq!(findings[1]["severity"], "warning");
     // --select runs an off-by-default rule without any config.
-    let plain = temp_repo(&[("pod.yaml", CLEAN_POD)]);
+    let plain = temp_tree(&[("pod.yaml", CLEAN_POD)]);
     let (code_5, value) = json(&[
         plain.path().to_str().unwrap(),
         "--format",
@@ -321,11 +311,11 @@ fn config_sets_severities_and_enables_rules() {
 fn kueue_queues_in_the_repo_make_labels_required() {
     let job = "apiVersion: batch/v1\nkind: Job\nmetadata: {name: train, namespace: ml}\nspec:\n  template:\n    spec:\n      containers:\n      - name: t\n        resources: {limits: {nvidia.com/gpu: 1, cpu: 1, memory: 1Gi}}\n";
     let queue = "apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\nmetadata: {name: team-a, namespace: ml}\nspec: {clusterQueue: gpus}\n";
-    let repo = temp_repo(&[("job.yaml", job), ("queue.yaml", queue)]);
+    let repo = temp_tree(&[("job.yaml", job), ("queue.yaml", queue)]);
     let (code_6, value) = json(&[repo.path().to_str().unwrap(), "--format", "json"]);
     assert_eq!(code_6, 1);
     assert_eq!(rules_of(&value), ["KUE001"]);
-    let alone = temp_repo(&[("job.yaml", job)]);
+    let alone = temp_tree(&[("job.yaml", job)]);
     let (code, _) = json(&[alone.path().to_str().unwrap(), "--format", "json"]);
     assert_eq!(code, 0);
 }
@@ -360,7 +350,7 @@ fn config_workload_kinds_are_used() {
     // A custom batch kind: its catalogue entry makes it a batch workload, so KUE001 applies.
     let trainer = "apiVersion: example.com/v1\nkind: Trainer\nmetadata: {name: t, namespace: ml}\nspec:\n  template:\n    spec:\n      containers:\n      - name: c\n        resources: {limits: {nvidia.com/gpu: 1, cpu: 1, memory: 1Gi}}\n";
     let config = "kueue: {required: true}\nworkloads:\n- kind: Trainer\n  group: example.com\n  pod_templates: [\"$.spec.template\"]\n  batch: true\n";
-    let repo = temp_repo(&[("trainer.yaml", trainer), (".gpulint.yaml", config)]);
+    let repo = temp_tree(&[("trainer.yaml", trainer), (".gpulint.yaml", config)]);
     let (code_7, value) = json(&[repo.path().to_str().unwrap(), "--format", "json"]);
     assert_eq!(code_7, 1);
     assert_eq!(rules_of(&value), ["KUE001"]);
@@ -376,7 +366,7 @@ fn config_workload_kinds_are_used() {
         "$['spec']['template']['spec']['containers'][0]"
     );
     // Without the entry the kind is still found by the generic search, but it is not batch.
-    let bare = temp_repo(&[
+    let bare = temp_tree(&[
         ("trainer.yaml", trainer),
         (".gpulint.yaml", "kueue: {required: true}\n"),
     ]);
@@ -386,7 +376,7 @@ fn config_workload_kinds_are_used() {
 
 #[test]
 fn human_output_of_a_parse_error_shows_the_place() {
-    let repo = temp_repo(&[(
+    let repo = temp_tree(&[(
         "broken.yaml",
         "apiVersion: v1\nkind: Pod\nmetadata:\n  name: [oops\n",
     )]);
@@ -412,7 +402,7 @@ fn the_demo_shows_every_rule() {
 
 #[test]
 fn select_lists_trim_spaces_and_unknown_ids_are_named() {
-    let repo = temp_repo(&[("p.yaml", GPU002_POD)]);
+    let repo = temp_tree(&[("p.yaml", GPU002_POD)]);
     let dir = repo.path().to_str().unwrap();
     let (code, value) = json(&[dir, "--format", "json", "--select", "GPU001, GPU002"]);
     assert_eq!((code, rules_of(&value)), (1, vec!["GPU002".to_string()]));
@@ -426,7 +416,7 @@ fn select_lists_trim_spaces_and_unknown_ids_are_named() {
             "{stderr}"
         );
     }
-    let repo = temp_repo(&[
+    let repo = temp_tree(&[
         ("p.yaml", GPU002_POD),
         (
             ".gpulint.yaml",
@@ -440,7 +430,7 @@ fn select_lists_trim_spaces_and_unknown_ids_are_named() {
 
 #[test]
 fn a_folder_excluded_without_a_glob_is_excluded() {
-    let repo = temp_repo(&[
+    let repo = temp_tree(&[
         ("platform/trainer/job.yaml", GPU002_POD),
         ("platform/trainer-ok/job.yaml", CLEAN_POD),
         (".gpulint.yaml", "exclude: [\"platform/trainer\"]\n"),
@@ -452,7 +442,7 @@ fn a_folder_excluded_without_a_glob_is_excluded() {
 
 #[test]
 fn a_measured_rule_without_measurements_says_so() {
-    let repo = temp_repo(&[("p.yaml", CLEAN_POD)]);
+    let repo = temp_tree(&[("p.yaml", CLEAN_POD)]);
     let (code, _, stderr) = run(&[repo.path().to_str().unwrap(), "--select", "MEM002"]);
     assert_eq!(code, 0);
     assert!(
@@ -466,7 +456,7 @@ fn a_measured_rule_without_measurements_says_so() {
 
 #[test]
 fn the_summary_counts_files_with_findings_apart_from_files_read() {
-    let repo = temp_repo(&[
+    let repo = temp_tree(&[
         ("a.yaml", GPU002_POD),
         ("b.yaml", CLEAN_POD),
         ("c.yaml", CLEAN_POD),
@@ -490,7 +480,7 @@ fn the_config_names_a_snapshot_inside_the_repository() {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/demo/apps/llm/deployment.yaml"),
     )
     .unwrap();
-    let repo = temp_repo(&[
+    let repo = temp_tree(&[
         ("apps/llm.yaml", &llm),
         ("ops/metrics.json", &demo_snapshot),
         (".gpulint.yaml", "metrics: ops/metrics.json\n"),
@@ -549,7 +539,7 @@ fn the_config_names_a_snapshot_inside_the_repository() {
 #[test]
 fn rendered_and_defaulted_namespaces_are_in_the_json_findings() {
     let base = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    resources:\n      requests: {nvidia.com/gpu: 2, cpu: 1, memory: 1Gi}\n      limits: {nvidia.com/gpu: 1, cpu: 1, memory: 1Gi}\n";
-    let repo = temp_repo(&[
+    let repo = temp_tree(&[
         ("plain/p.yaml", base),
         ("base/pod.yaml", base),
         ("base/kustomization.yaml", "resources: [pod.yaml]\n"),

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 mod support;
-use support::common::{git, gpulint, run};
+use support::common::{git, gpulint, run, write_files};
 
 const FIX_RULES: &str = "GPU001,GPU002,GPU004,QOS002,RES001";
 
@@ -126,11 +126,7 @@ fn repo_with(files: &[(&str, &str)]) -> tempfile::TempDir {
     git(dir.path(), &["init", "-q", "-b", "main"]);
     git(dir.path(), &["config", "user.name", "Test User"]);
     git(dir.path(), &["config", "user.email", "test@example.com"]);
-    for (name, text) in files {
-        let path = dir.path().join(name);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
+    write_files(dir.path(), files);
     git(dir.path(), &["add", "-A"]);
     git(dir.path(), &["commit", "-q", "-m", "initial"]);
     dir

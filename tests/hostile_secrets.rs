@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 mod support;
-use support::common::{gpulint, run_within, Finished};
+use support::common::{gpulint, run_within, write_files, Finished};
 const TOKEN: &str = "tok-hostile-7f3a9c";
 
 const MANIFEST: &str = "\
@@ -166,11 +166,7 @@ fn repo(files: &[(&str, &str)]) -> tempfile::TempDir {
     let ws = tmp.path().join("repo");
     git2::Repository::init(&ws).expect("git init");
     std::fs::write(ws.join("app.yaml"), MANIFEST).expect("write");
-    for (name, text) in files {
-        let path = ws.join(name);
-        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-        std::fs::write(path, text).expect("write");
-    }
+    write_files(&ws, files);
     tmp
 }
 

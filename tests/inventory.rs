@@ -7,22 +7,12 @@ use std::path::Path;
 use serde_json::Value;
 
 mod support;
-use support::common::{copy_dir, helm, run};
+use support::common::{copy_dir, helm, run, temp_tree};
 
 fn json(dir: &Path, args: &[&str]) -> Value {
     let (code, out, err) = run(dir, args);
     assert_eq!(code, 0, "{err}");
     serde_json::from_str(&out).unwrap_or_else(|e| panic!("not JSON ({e}): {out}\n{err}"))
-}
-
-fn repo(files: &[(&str, &str)]) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    for (name, text) in files {
-        let path = dir.path().join(name);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
-    dir
 }
 
 fn workload<'a>(inventory: &'a Value, name: &str) -> &'a Value {
@@ -136,7 +126,7 @@ spec:
 
 #[test]
 fn gpu_totals_count_pods() {
-    let dir = repo(&[("training.yaml", TRAINING)]);
+    let dir = temp_tree(&[("training.yaml", TRAINING)]);
     let inv = json(dir.path(), &["inventory", "--format", "json", "."]);
     // Master 1 × 8 + Worker 3 × 8 (the init container's 1 GPU does not add).
     let ft = workload(&inv, "ft");
@@ -204,7 +194,7 @@ spec:
 
 #[test]
 fn cluster_scoped_templates_are_listed_under_cluster_and_run_no_pods() {
-    let dir = repo(&[
+    let dir = temp_tree(&[
         ("runtime.yaml", RUNTIME),
         (".gpulint.yaml", "namespace: ml\n"),
     ]);
@@ -238,7 +228,7 @@ fn cluster_scoped_templates_are_listed_under_cluster_and_run_no_pods() {
 
 #[test]
 fn a_missing_path_is_named() {
-    let dir = repo(&[]);
+    let dir = temp_tree(&[]);
     let (code, _, err) = run(dir.path(), &["inventory", "nope"]);
     assert_eq!(code, 2);
     assert_eq!(err.trim(), "error: nope: no such file or directory");
@@ -287,7 +277,7 @@ spec:
 fn helm_releases_are_listed_with_their_containers_and_several_paths_list_what_is_linted() {
     let helm = helm();
     let helm = helm.to_str().unwrap();
-    let dir = repo(&[
+    let dir = temp_tree(&[
         ("apps/vllm.yaml", APPLICATION),
         ("apps/train.yaml", TRAINING),
     ]);

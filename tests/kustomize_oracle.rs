@@ -13,7 +13,7 @@ use gpulint::source::kustomize::{
 use gpulint::source::yaml::Stream;
 
 mod support;
-use support::common::kubectl;
+use support::common::{kubectl, write_files};
 
 /// kubectl's output as plain documents, or its error.
 fn oracle(dir: &Path, restrictor: LoadRestrictor) -> Result<Vec<serde_json::Value>, String> {
@@ -149,14 +149,6 @@ fn corpus_renders_like_kubectl_kustomize() {
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 
-fn write(dir: &Path, files: &[(&str, &str)]) {
-    for (path, text) in files {
-        let p = dir.join(path);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    }
-}
-
 const PYTORCHJOB: &str = "apiVersion: kubeflow.org/v1
 kind: PyTorchJob
 metadata:
@@ -275,7 +267,7 @@ fn written_trees_render_like_kubectl_kustomize() {
     kubectl(); // the oracle: fails the test when it is missing
     let tmp = tempfile::tempdir().unwrap();
     let t = tmp.path();
-    write(
+    write_files(
         t,
         &[
             // PyTorchJob + a patch on one worker container's resources (kustomize replaces CRD lists).
@@ -361,7 +353,7 @@ fn external_fallback_maps_origins_by_identity() {
     kubectl(); // the oracle: fails the test when it is missing
     let tmp = tempfile::tempdir().unwrap();
     let t = tmp.path();
-    write(
+    write_files(
         t,
         &[
             ("base/resources.yaml", DEPLOYMENT),

@@ -238,3 +238,19 @@ pub fn kubectl() -> PathBuf {
         .find(|p| p.is_file())
         .expect("kubectl is not on PATH: it is the Kustomize oracle (scripts/test installs it)")
 }
+
+/// Writes `files` (relative path, text) under `dir`, creating folders.
+pub fn write_files(dir: &Path, files: &[(&str, &str)]) {
+    for (name, text) in files {
+        let path = dir.join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+}
+
+/// A temporary folder holding `files`.
+pub fn temp_tree(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    write_files(dir.path(), files);
+    dir
+}
