@@ -8,6 +8,15 @@ use std::process::Command;
 
 const GPULINT: &str = env!("CARGO_BIN_EXE_gpulint");
 
+mod support;
+use support::common::{self, run as gpulint};
+
+/// `git` (isolated: see tests/support/common.rs) with its output trimmed, as these tests compare
+/// commit ids and file texts.
+fn git(dir: &Path, args: &[&str]) -> String {
+    common::git(dir, args).trim().to_owned()
+}
+
 /// A GPU002 mistake (request 2, limit 1) and nothing else: Guaranteed CPU and memory.
 const BAD: &str = "\
 apiVersion: apps/v1
@@ -68,30 +77,6 @@ spec:
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// `git` with no user or system configuration, so the machine's settings cannot interfere.
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .current_dir(dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .args([
-            "-c",
-            "init.defaultBranch=main",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
 fn write(dir: &Path, name: &str, text: &str) {
@@ -226,30 +211,14 @@ fn run_action(
     }
 }
 
-/// gpulint run directly in `dir`: (exit code, stdout).
-fn gpulint(dir: &Path, args: &[&str]) -> (i32, String) {
-    let out = Command::new(GPULINT)
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-    )
-}
-
 fn json_findings(dir: &Path, args: &[&str]) -> Vec<serde_json::Value> {
     let mut all = vec!["--format", "json"];
     all.extend_from_slice(args);
-    let (_, stdout) = gpulint(dir, &all);
+    let (code, stdout, stderr) = gpulint(dir, &all);
     let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
-    doc["findings"].as_array().unwrap().clone()
-}
-
-fn knows_changed_since() -> bool {
-    let out = Command::new(GPULINT).arg("--help").output().unwrap();
-    String::from_utf8_lossy(&out.stdout).contains("--changed-since")
+    let findings = doc["findings"].as_array().unwrap().clone();
+    assert_eq!(code, i32::from(!findings.is_empty()), "{stderr}");
+    findings
 }
 
 #[test]
@@ -278,7 +247,8 @@ fn github_format_annotates_and_summarises_every_finding() {
         annotations[0]
     );
     // Rendered from the JSON, yet exactly what `gpulint --format github` prints.
-    let (_, github) = gpulint(&ws, &["--format", "github", "apps"]);
+    let (code, github, stderr) = gpulint(&ws, &["--format", "github", "apps"]);
+    assert_eq!(code, 1, "{stderr}");
     assert_eq!(annotations, github.lines().collect::<Vec<_>>());
 
     // The summary: a header line of counts and one row per finding.
@@ -591,13 +561,6 @@ fn mask_registers_the_token_line_by_line_and_nothing_else() {
 
 #[test]
 fn changed_only_reports_what_the_pull_request_changed() {
-    if !knows_changed_since() {
-        eprintln!(
-            "SKIPPED changed_only_reports_what_the_pull_request_changed: this gpulint has no \
-             --changed-since yet (not in `gpulint --help`)"
-        );
-        return;
-    }
     let tmp = tempfile::tempdir().unwrap();
     // The upstream repository, with main and a PR branch that forked from it.
     let upstream = tmp.path().join("upstream");
@@ -1255,7 +1218,7 @@ fn the_summary_has_the_gpu_table_and_the_memory_chart() {
         &[("paths", "clean.yaml"), ("metrics", "metrics.json")],
         &[],
     );
-    let (_, markdown) = gpulint(
+    let (markdown_code, markdown, markdown_err) = gpulint(
         &ws,
         &[
             "--metrics",
@@ -1265,6 +1228,7 @@ fn the_summary_has_the_gpu_table_and_the_memory_chart() {
             "clean.yaml",
         ],
     );
+    assert_eq!(markdown_code, 1, "{markdown_err}");
     // The same sections as `--format markdown` prints, after the findings table.
     let section = |text: &str, heading: &str| -> String {
         let start = text

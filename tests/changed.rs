@@ -2,35 +2,18 @@
 //! git CLI.
 
 use std::path::Path;
-use std::process::Command;
 
-use assert_cmd::cargo::CommandCargoExt;
 use serde_json::Value;
 
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
+mod support;
+use support::common::{git, gpulint};
 
 fn pod(name: &str, extra: &str) -> String {
     format!("apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\n{extra}spec:\n  containers:\n  - name: c\n    resources:\n      requests: {{nvidia.com/gpu: 2, cpu: 1, memory: 1Gi}}\n      limits: {{nvidia.com/gpu: 1, cpu: 1, memory: 1Gi}}\n")
 }
 
 fn findings(dir: &Path, args: &[&str]) -> (i32, Vec<String>, String) {
-    let out = Command::cargo_bin("gpulint")
-        .unwrap()
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .unwrap();
+    let out = gpulint().current_dir(dir).args(args).output().unwrap();
     let value: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
     let names = value["findings"]
         .as_array()

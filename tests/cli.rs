@@ -3,34 +3,16 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use assert_cmd::cargo::CommandCargoExt;
 use serde_json::Value;
 
-const FIXTURES: &str = "testdata/fixtures/output";
+mod support;
+use support::common::{gpulint, run as run_in, temp_tree};
 
-fn gpulint() -> Command {
-    let mut cmd = Command::cargo_bin("gpulint").expect("binary built");
-    cmd.current_dir(env!("CARGO_MANIFEST_DIR"));
-    cmd.env("NO_COLOR", "1");
-    cmd
-}
+const FIXTURES: &str = "testdata/fixtures/output";
 
 /// Runs gpulint; returns (exit code, stdout, stderr).
 fn run(args: &[&str]) -> (i32, String, String) {
     run_in(Path::new(env!("CARGO_MANIFEST_DIR")), args)
-}
-
-fn run_in(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = gpulint()
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 fn json(args: &[&str]) -> (i32, Value) {
@@ -47,16 +29,6 @@ fn rules_of(v: &Value) -> Vec<String> {
         .iter()
         .map(|f| f["rule"].as_str().unwrap().to_string())
         .collect()
-}
-
-fn temp_repo(files: &[(&str, &str)]) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    for (name, text) in files {
-        let path = dir.path().join(name);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
-    dir
 }
 
 const GPU002_POD: &str = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    resources:\n      requests: {nvidia.com/gpu: 2, cpu: 1, memory: 1Gi}\n      limits: {nvidia.com/gpu: 1, cpu: 1, memory: 1Gi}\n";
@@ -103,7 +75,8 @@ fn github_output() {
 #[test]
 fn sarif_passes_the_multitool_with_githubs_rules() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let (_, stdout, _) = run(&[FIXTURES, "testdata/demo", "--format", "sarif"]);
+    let (code_1, stdout, _) = run(&[FIXTURES, "testdata/demo", "--format", "sarif"]);
+    assert_eq!(code_1, 1);
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("gpulint.sarif");
     std::fs::write(&file, stdout).unwrap();
@@ -122,7 +95,8 @@ fn sarif_passes_the_multitool_with_githubs_rules() {
 
 #[test]
 fn sarif_lists_suppressed_findings_with_their_justification() {
-    let (_, stdout, _) = run(&[FIXTURES, "--format", "sarif"]);
+    let (code_2, stdout, _) = run(&[FIXTURES, "--format", "sarif"]);
+    assert_eq!(code_2, 1);
     let value: Value = serde_json::from_str(&stdout).unwrap();
     let results = value["runs"][0]["results"].as_array().unwrap();
     let suppressed: Vec<_> = results
@@ -145,7 +119,7 @@ fn sarif_lists_suppressed_findings_with_their_justification() {
 
 #[test]
 fn exit_codes_follow_fail_on() {
-    let repo = temp_repo(&[("clean.yaml", CLEAN_POD)]);
+    let repo = temp_tree(&[("clean.yaml", CLEAN_POD)]);
     let dir = repo.path().to_str().unwrap();
     assert_eq!(run(&[dir]).0, 0, "clean input exits 0");
     let (code, stdout, _) = run(&[FIXTURES, "--select", "GPU004"]);
@@ -168,7 +142,7 @@ fn exit_codes_follow_fail_on() {
 
 #[test]
 fn a_broken_file_is_an_error_and_the_others_are_still_linted() {
-    let repo = temp_repo(&[
+    let repo = temp_tree(&[
         (
             "a-broken.yaml",
             "apiVersion: v1\nkind: Pod\nmetadata:\n  name: [oops\n",
@@ -241,7 +215,7 @@ fn suppression_by_comment_annotation_and_config() {
         "      requests: {nvidia.com/gpu: 2",
         "      # gpulint: ignore[gpu-request-limit-mismatch] migrating\n      requests: {nvidia.com/gpu: 2",
     );
-    let repo = temp_repo(&[
+    let repo = temp_tree(&[
         ("annotated.yaml", &annotated),
         ("commented.yaml", &commented),
         ("vendor/upstream.yaml", GPU002_POD),
@@ -272,7 +246,7 @@ fn suppression_by_comment_annotation_and_config() {
 
 #[test]
 fn gitignore_and_config_excludes_are_honoured() {
-    let repo = temp_repo(&[
+    let repo = temp_tree(&[
         ("apps/pod.yaml", GPU002_POD),
         ("rendered/pod.yaml", GPU002_POD),
         ("generated/pod.yml", GPU002_POD),
@@ -280,7 +254,8 @@ fn gitignore_and_config_excludes_are_honoured() {
         (".gpulint.yaml", "exclude: [generated/**]\n"),
         ("notes.txt", "not yaml"),
     ]);
-    let (_, value) = json(&[repo.path().to_str().unwrap(), "--format", "json"]);
+    let (code_3, value) = json(&[repo.path().to_str().unwrap(), "--format", "json"]);
+    assert_eq!(code_3, 1);
     let files: Vec<_> = value["findings"]
         .as_array()
         .unwrap()
@@ -293,7 +268,7 @@ fn gitignore_and_config_excludes_are_honoured() {
 
 #[test]
 fn config_errors_name_the_file_line_and_key() {
-    let repo = temp_repo(&[
+    let repo = temp_tree(&[
         ("pod.yaml", GPU002_POD),
         (".gpulint.yaml", "rules:\n  GPU004: error\nexcludes: [x]\n"),
     ]);
@@ -307,26 +282,28 @@ fn config_errors_name_the_file_line_and_key() {
 
 #[test]
 fn config_sets_severities_and_enables_rules() {
-    let repo = temp_repo(&[
+    let repo = temp_tree(&[
         ("pod.yaml", GPU002_POD),
         (
             ".gpulint.yaml",
             "rules:\n  GPU002: warning\n  SCH001: {enabled: true}\n",
         ),
     ]);
-    let (_, value) = json(&[repo.path().to_str().unwrap(), "--format", "json"]);
+    let (code_4, value) = json(&[repo.path().to_str().unwrap(), "--format", "json"]);
+    assert_eq!(code_4, 1);
     let findings = value["findings"].as_array().unwrap();
     assert_eq!(rules_of(&value), ["SCH001", "GPU002"]);
     assert_eq!(findings[1]["severity"], "warning");
     // --select runs an off-by-default rule without any config.
-    let plain = temp_repo(&[("pod.yaml", CLEAN_POD)]);
-    let (_, value) = json(&[
+    let plain = temp_tree(&[("pod.yaml", CLEAN_POD)]);
+    let (code_5, value) = json(&[
         plain.path().to_str().unwrap(),
         "--format",
         "json",
         "--select",
         "SCH002",
     ]);
+    assert_eq!(code_5, 1);
     assert_eq!(rules_of(&value), ["SCH002"]);
 }
 
@@ -334,10 +311,11 @@ fn config_sets_severities_and_enables_rules() {
 fn kueue_queues_in_the_repo_make_labels_required() {
     let job = "apiVersion: batch/v1\nkind: Job\nmetadata: {name: train, namespace: ml}\nspec:\n  template:\n    spec:\n      containers:\n      - name: t\n        resources: {limits: {nvidia.com/gpu: 1, cpu: 1, memory: 1Gi}}\n";
     let queue = "apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\nmetadata: {name: team-a, namespace: ml}\nspec: {clusterQueue: gpus}\n";
-    let repo = temp_repo(&[("job.yaml", job), ("queue.yaml", queue)]);
-    let (_, value) = json(&[repo.path().to_str().unwrap(), "--format", "json"]);
+    let repo = temp_tree(&[("job.yaml", job), ("queue.yaml", queue)]);
+    let (code_6, value) = json(&[repo.path().to_str().unwrap(), "--format", "json"]);
+    assert_eq!(code_6, 1);
     assert_eq!(rules_of(&value), ["KUE001"]);
-    let alone = temp_repo(&[("job.yaml", job)]);
+    let alone = temp_tree(&[("job.yaml", job)]);
     let (code, _) = json(&[alone.path().to_str().unwrap(), "--format", "json"]);
     assert_eq!(code, 0);
 }
@@ -372,21 +350,23 @@ fn config_workload_kinds_are_used() {
     // A custom batch kind: its catalogue entry makes it a batch workload, so KUE001 applies.
     let trainer = "apiVersion: example.com/v1\nkind: Trainer\nmetadata: {name: t, namespace: ml}\nspec:\n  template:\n    spec:\n      containers:\n      - name: c\n        resources: {limits: {nvidia.com/gpu: 1, cpu: 1, memory: 1Gi}}\n";
     let config = "kueue: {required: true}\nworkloads:\n- kind: Trainer\n  group: example.com\n  pod_templates: [\"$.spec.template\"]\n  batch: true\n";
-    let repo = temp_repo(&[("trainer.yaml", trainer), (".gpulint.yaml", config)]);
-    let (_, value) = json(&[repo.path().to_str().unwrap(), "--format", "json"]);
+    let repo = temp_tree(&[("trainer.yaml", trainer), (".gpulint.yaml", config)]);
+    let (code_7, value) = json(&[repo.path().to_str().unwrap(), "--format", "json"]);
+    assert_eq!(code_7, 1);
     assert_eq!(rules_of(&value), ["KUE001"]);
-    let (_, inventory) = json(&[
+    let (code_8, inventory) = json(&[
         "inventory",
         repo.path().to_str().unwrap(),
         "--format",
         "json",
     ]);
+    assert_eq!(code_8, 0);
     assert_eq!(
         inventory["workloads"][0]["containers"][0]["path"],
         "$['spec']['template']['spec']['containers'][0]"
     );
     // Without the entry the kind is still found by the generic search, but it is not batch.
-    let bare = temp_repo(&[
+    let bare = temp_tree(&[
         ("trainer.yaml", trainer),
         (".gpulint.yaml", "kueue: {required: true}\n"),
     ]);
@@ -396,7 +376,7 @@ fn config_workload_kinds_are_used() {
 
 #[test]
 fn human_output_of_a_parse_error_shows_the_place() {
-    let repo = temp_repo(&[(
+    let repo = temp_tree(&[(
         "broken.yaml",
         "apiVersion: v1\nkind: Pod\nmetadata:\n  name: [oops\n",
     )]);
@@ -422,7 +402,7 @@ fn the_demo_shows_every_rule() {
 
 #[test]
 fn select_lists_trim_spaces_and_unknown_ids_are_named() {
-    let repo = temp_repo(&[("p.yaml", GPU002_POD)]);
+    let repo = temp_tree(&[("p.yaml", GPU002_POD)]);
     let dir = repo.path().to_str().unwrap();
     let (code, value) = json(&[dir, "--format", "json", "--select", "GPU001, GPU002"]);
     assert_eq!((code, rules_of(&value)), (1, vec!["GPU002".to_string()]));
@@ -436,7 +416,7 @@ fn select_lists_trim_spaces_and_unknown_ids_are_named() {
             "{stderr}"
         );
     }
-    let repo = temp_repo(&[
+    let repo = temp_tree(&[
         ("p.yaml", GPU002_POD),
         (
             ".gpulint.yaml",
@@ -450,7 +430,7 @@ fn select_lists_trim_spaces_and_unknown_ids_are_named() {
 
 #[test]
 fn a_folder_excluded_without_a_glob_is_excluded() {
-    let repo = temp_repo(&[
+    let repo = temp_tree(&[
         ("platform/trainer/job.yaml", GPU002_POD),
         ("platform/trainer-ok/job.yaml", CLEAN_POD),
         (".gpulint.yaml", "exclude: [\"platform/trainer\"]\n"),
@@ -462,20 +442,21 @@ fn a_folder_excluded_without_a_glob_is_excluded() {
 
 #[test]
 fn a_measured_rule_without_measurements_says_so() {
-    let repo = temp_repo(&[("p.yaml", CLEAN_POD)]);
+    let repo = temp_tree(&[("p.yaml", CLEAN_POD)]);
     let (code, _, stderr) = run(&[repo.path().to_str().unwrap(), "--select", "MEM002"]);
     assert_eq!(code, 0);
     assert!(
         stderr.contains("note: MEM002 needs measurements: pass --metrics FILE or --prometheus URL"),
         "{stderr}"
     );
-    let (_, _, stderr) = run(&[repo.path().to_str().unwrap(), "--select", "GPU002"]);
+    let (code_9, _, stderr) = run(&[repo.path().to_str().unwrap(), "--select", "GPU002"]);
+    assert_eq!(code_9, 0, "{stderr}");
     assert!(!stderr.contains("needs measurements"), "{stderr}");
 }
 
 #[test]
 fn the_summary_counts_files_with_findings_apart_from_files_read() {
-    let repo = temp_repo(&[
+    let repo = temp_tree(&[
         ("a.yaml", GPU002_POD),
         ("b.yaml", CLEAN_POD),
         ("c.yaml", CLEAN_POD),
@@ -499,13 +480,14 @@ fn the_config_names_a_snapshot_inside_the_repository() {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/demo/apps/llm/deployment.yaml"),
     )
     .unwrap();
-    let repo = temp_repo(&[
+    let repo = temp_tree(&[
         ("apps/llm.yaml", &llm),
         ("ops/metrics.json", &demo_snapshot),
         (".gpulint.yaml", "metrics: ops/metrics.json\n"),
     ]);
     let dir = repo.path().to_str().unwrap();
-    let (_, value) = json(&[dir, "--format", "json"]);
+    let (code_10, value) = json(&[dir, "--format", "json"]);
+    assert_eq!(code_10, 1);
     let measured: Vec<String> = rules_of(&value)
         .into_iter()
         .filter(|r| r.starts_with("MEM") || r == "CPU001" || r.starts_with("GPU01"))
@@ -518,13 +500,14 @@ fn the_config_names_a_snapshot_inside_the_repository() {
         "{\"version\": 1, \"window\": \"14d\", \"collected_at\": \"2026-12-01T00:00:00Z\", \"source\": \"t\", \"containers\": []}\n",
     )
     .unwrap();
-    let (_, value) = json(&[
+    let (code_11, value) = json(&[
         dir,
         "--format",
         "json",
         "--metrics",
         empty.to_str().unwrap(),
     ]);
+    assert_eq!(code_11, 1);
     assert!(
         rules_of(&value).iter().all(|r| !r.starts_with("MEM")),
         "{value}"
@@ -556,7 +539,7 @@ fn the_config_names_a_snapshot_inside_the_repository() {
 #[test]
 fn rendered_and_defaulted_namespaces_are_in_the_json_findings() {
     let base = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    resources:\n      requests: {nvidia.com/gpu: 2, cpu: 1, memory: 1Gi}\n      limits: {nvidia.com/gpu: 1, cpu: 1, memory: 1Gi}\n";
-    let repo = temp_repo(&[
+    let repo = temp_tree(&[
         ("plain/p.yaml", base),
         ("base/pod.yaml", base),
         ("base/kustomization.yaml", "resources: [pod.yaml]\n"),
@@ -571,10 +554,11 @@ fn rendered_and_defaulted_namespaces_are_in_the_json_findings() {
         (".gpulint.yaml", "namespace: ml\n"),
     ]);
     // Renders read nothing outside the repository of the working directory: run inside it.
-    let (_, stdout, stderr) = run_in(
+    let (code_12, stdout, stderr) = run_in(
         repo.path(),
         &[".", "--format", "json", "--select", "GPU002"],
     );
+    assert_eq!(code_12, 1, "{stderr}");
     let value: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
     assert_eq!(value["errors"], serde_json::json!([]));
     let mut seen: Vec<(String, String)> = value["findings"]

@@ -5,10 +5,11 @@
 //! testdata/corpus/gpu_resource_blocks.json.
 
 use std::collections::BTreeSet;
-use std::process::Command;
 
-use assert_cmd::cargo::CommandCargoExt;
 use serde_json::Value;
+
+mod support;
+use support::common::{gpulint, output};
 
 const RAW: &str = "testdata/corpus/raw";
 
@@ -17,19 +18,11 @@ fn read_json(path: &str) -> Value {
     serde_json::from_str(&text).expect("reference is JSON")
 }
 
-fn gpulint(args: &[&str]) -> (i32, Value, String) {
-    let out = Command::cargo_bin("gpulint")
-        .unwrap()
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(args)
-        .output()
-        .unwrap();
-    let value = serde_json::from_slice(&out.stdout).expect("JSON output");
-    (
-        out.status.code().unwrap_or(-1),
-        value,
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+/// `gpulint <args>` in the crate root, its stdout parsed as JSON.
+fn lint_json(args: &[&str]) -> (i32, Value, String) {
+    let (code, stdout, stderr) = output(gpulint().args(args));
+    let value = serde_json::from_str(&stdout).expect("JSON output");
+    (code, value, stderr)
 }
 
 fn is_gpu_name(name: &str) -> bool {
@@ -65,7 +58,7 @@ fn every_gpu_resources_block_of_the_corpus_is_in_the_inventory() {
         expected.len()
     );
 
-    let (code, inventory, stderr) = gpulint(&["inventory", RAW, "--format", "json"]);
+    let (code, inventory, stderr) = lint_json(&["inventory", RAW, "--format", "json"]);
     // Exit 2: a few upstream files really are invalid YAML; they must be reported, not crash.
     assert_eq!(code, 2, "{stderr}");
     let prefix = format!("{RAW}/");
@@ -119,7 +112,7 @@ fn every_gpu_resources_block_of_the_corpus_is_in_the_inventory() {
 
 #[test]
 fn the_corpus_lints_without_a_panic_and_places_every_finding() {
-    let (code, report, _) = gpulint(&[RAW, "--format", "json", "--select",
+    let (code, report, _) = lint_json(&[RAW, "--format", "json", "--select",
         "GPU001,GPU002,GPU003,GPU004,GPU005,QOS001,QOS002,QOS003,SHM001,SHM002,KUE001,SCH001,SCH002"]);
     assert_eq!(code, 2, "invalid upstream files are input errors");
     let findings = report["findings"].as_array().unwrap();

@@ -5,40 +5,11 @@
 //! left to fix. Cases named `unsafe-*` run with `--unsafe-fixes`.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-use assert_cmd::cargo::CommandCargoExt;
+mod support;
+use support::common::{git, gpulint, run, write_files};
 
 const FIX_RULES: &str = "GPU001,GPU002,GPU004,QOS002,RES001";
-
-fn gpulint(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = Command::cargo_bin("gpulint")
-        .unwrap()
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
 
 fn cases() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/fix");
@@ -65,7 +36,12 @@ fn fixture_pairs_fix_to_expected_and_expected_needs_no_fix() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("case.yaml");
         std::fs::write(&file, &input).unwrap();
-        let (_, _, stderr) = gpulint(dir.path(), &args);
+        let (code_1, _, stderr) = run(dir.path(), &args);
+        assert_eq!(
+            code_1,
+            i32::from(name == "anchor-not-edited-through-alias"),
+            "{stderr}"
+        );
         let fixed = std::fs::read(&file).unwrap();
         assert_eq!(
             String::from_utf8_lossy(&fixed),
@@ -76,7 +52,8 @@ fn fixture_pairs_fix_to_expected_and_expected_needs_no_fix() {
         std::fs::write(&file, &expected).unwrap();
         let mut diff_args = args.clone();
         diff_args.push("--diff");
-        let (_, stdout, _) = gpulint(dir.path(), &diff_args);
+        let (code_2, stdout, _) = run(dir.path(), &diff_args);
+        assert_eq!(code_2, i32::from(name == "anchor-not-edited-through-alias"));
         assert_eq!(stdout, "", "{name}: expected.yaml must need no fix");
     }
 }
@@ -87,7 +64,7 @@ fn an_edit_through_an_anchor_is_reported_not_written() {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/fix/anchor-not-edited-through-alias");
     let dir = tempfile::tempdir().unwrap();
     std::fs::copy(case.join("input.yaml"), dir.path().join("x.yaml")).unwrap();
-    let (code, _, stderr) = gpulint(dir.path(), &["x.yaml", "--fix"]);
+    let (code, _, stderr) = run(dir.path(), &["x.yaml", "--fix"]);
     assert_eq!(code, 1, "the finding remains");
     assert!(stderr.contains("not fixed: x.yaml:"), "{stderr}");
     assert!(stderr.contains("GPU002"), "{stderr}");
@@ -105,7 +82,7 @@ fn fix_writes_in_place_reports_changes_and_is_idempotent() {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o640)).unwrap();
     }
-    let (code, _, stderr) = gpulint(dir.path(), &["llm.yaml", "--fix"]);
+    let (code, _, stderr) = run(dir.path(), &["llm.yaml", "--fix"]);
     assert_eq!(code, 0, "nothing left after the fix: {stderr}");
     assert!(
         stderr
@@ -125,7 +102,8 @@ fn fix_writes_in_place_reports_changes_and_is_idempotent() {
     }
     let leftovers: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
     assert_eq!(leftovers.len(), 1, "no temp files left behind");
-    let (_, _, stderr) = gpulint(dir.path(), &["llm.yaml", "--fix"]);
+    let (code_3, _, stderr) = run(dir.path(), &["llm.yaml", "--fix"]);
+    assert_eq!(code_3, 0, "{stderr}");
     assert!(stderr.contains("nothing to fix"), "{stderr}");
     assert_eq!(std::fs::read_to_string(&file).unwrap(), fixed);
 }
@@ -134,7 +112,7 @@ fn fix_writes_in_place_reports_changes_and_is_idempotent() {
 fn diff_writes_nothing_and_exits_as_a_lint() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("llm.yaml"), BROKEN).unwrap();
-    let (code, stdout, _) = gpulint(dir.path(), &["llm.yaml", "--fix", "--diff"]);
+    let (code, stdout, _) = run(dir.path(), &["llm.yaml", "--fix", "--diff"]);
     assert_eq!(code, 1);
     insta::assert_snapshot!(stdout);
     assert_eq!(
@@ -148,11 +126,7 @@ fn repo_with(files: &[(&str, &str)]) -> tempfile::TempDir {
     git(dir.path(), &["init", "-q", "-b", "main"]);
     git(dir.path(), &["config", "user.name", "Test User"]);
     git(dir.path(), &["config", "user.email", "test@example.com"]);
-    for (name, text) in files {
-        let path = dir.path().join(name);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
+    write_files(dir.path(), files);
     git(dir.path(), &["add", "-A"]);
     git(dir.path(), &["commit", "-q", "-m", "initial"]);
     dir
@@ -163,7 +137,7 @@ fn patch_is_accepted_by_git_apply_and_writes_no_manifest() {
     // The fix lands on the last line of a file without a final newline.
     let no_newline = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    resources:\n      limits: {nvidia.com/gpu: 1, cpu: 1, memory: 1Gi}\n      requests: {nvidia.com/gpu: 2, cpu: 1, memory: 1Gi}";
     let repo = repo_with(&[("apps/llm.yaml", BROKEN), ("apps/last.yaml", no_newline)]);
-    let (code, _, stderr) = gpulint(
+    let (code, _, stderr) = run(
         &repo.path().join("apps"),
         &[".", "--fix", "--patch", "../fixes.patch"],
     );
@@ -181,7 +155,7 @@ fn patch_is_accepted_by_git_apply_and_writes_no_manifest() {
     );
     git(repo.path(), &["apply", "--check", "fixes.patch"]);
     git(repo.path(), &["apply", "fixes.patch"]);
-    let (code, _, _) = gpulint(repo.path(), &["apps"]);
+    let (code, _, _) = run(repo.path(), &["apps"]);
     assert_eq!(code, 0, "after git apply nothing is left");
 }
 
@@ -194,7 +168,7 @@ fn commit_commits_exactly_the_fixed_files() {
         ("notes.md", "x\n"),
     ]);
     std::fs::write(repo.path().join("notes.md"), "user's own edit\n").unwrap();
-    let (code, stdout, stderr) = gpulint(
+    let (code, stdout, stderr) = run(
         repo.path(),
         &[".", "--fix", "--commit", "--message", "Fix GPU requests"],
     );
@@ -234,7 +208,7 @@ fn commit_refuses_when_a_fixed_file_has_uncommitted_changes() {
     let repo = repo_with(&[("llm.yaml", BROKEN)]);
     let edited = format!("{BROKEN}# my local note\n");
     std::fs::write(repo.path().join("llm.yaml"), &edited).unwrap();
-    let (code, _, stderr) = gpulint(repo.path(), &[".", "--fix", "--commit"]);
+    let (code, _, stderr) = run(repo.path(), &[".", "--fix", "--commit"]);
     assert_eq!(code, 2);
     assert!(
         stderr.contains("llm.yaml: has uncommitted changes"),
@@ -254,7 +228,7 @@ fn commit_refuses_when_a_fixed_file_has_uncommitted_changes() {
 fn commit_outside_a_repository_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("llm.yaml"), BROKEN).unwrap();
-    let (code, _, stderr) = gpulint(dir.path(), &["llm.yaml", "--fix", "--commit"]);
+    let (code, _, stderr) = run(dir.path(), &["llm.yaml", "--fix", "--commit"]);
     assert_eq!(code, 2);
     assert!(stderr.contains("not inside a git repository"), "{stderr}");
     assert_eq!(
@@ -266,8 +240,7 @@ fn commit_outside_a_repository_is_refused() {
 #[test]
 fn stdin_is_linted_but_not_fixed() {
     let dir = tempfile::tempdir().unwrap();
-    let mut child = Command::cargo_bin("gpulint")
-        .unwrap()
+    let mut child = gpulint()
         .current_dir(dir.path())
         .args(["-", "--fix"])
         .stdin(std::process::Stdio::piped())
@@ -350,7 +323,7 @@ fn broken_copies_of_real_manifests_are_repaired() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("m.yaml");
         std::fs::write(&file, &broken).unwrap();
-        let (code, _, stderr) = gpulint(dir.path(), &["m.yaml", "--fix", "--select", "GPU002"]);
+        let (code, _, stderr) = run(dir.path(), &["m.yaml", "--fix", "--select", "GPU002"]);
         let fixed = std::fs::read_to_string(&file).unwrap();
         if fixed == broken {
             // Only a request line can be repaired by GPU002; a broken limit stays for a person.
@@ -380,7 +353,7 @@ fn broken_copies_of_real_manifests_are_repaired() {
             path.display()
         );
         assert_eq!(fixed.lines().count(), broken.lines().count());
-        let (code, _, _) = gpulint(dir.path(), &["m.yaml", "--select", "GPU002"]);
+        let (code, _, _) = run(dir.path(), &["m.yaml", "--select", "GPU002"]);
         assert_eq!(code, 0, "{}: GPU002 is gone after the fix", path.display());
         let comments = |t: &str| {
             t.lines()
@@ -500,7 +473,7 @@ fn real_manifests_with_a_dropped_gpu_limit_get_it_back() {
             .map(|(_, l)| *l)
             .collect();
         std::fs::write(&file, &broken).unwrap();
-        let (code, _, stderr) = gpulint(dir.path(), &["m.yaml", "--fix", "--select", "GPU001"]);
+        let (code, _, stderr) = run(dir.path(), &["m.yaml", "--fix", "--select", "GPU001"]);
         let fixed = std::fs::read_to_string(&file).unwrap();
         // An emptied `limits:` (null) is filled in place: the limit goes back under it.
         if !target.others {
@@ -583,7 +556,7 @@ fn real_manifests_with_a_dropped_gpu_limit_get_it_back() {
             comment_lines(&broken),
             "{shown}: comments"
         );
-        let (code, _, _) = gpulint(dir.path(), &["m.yaml", "--select", "GPU001"]);
+        let (code, _, _) = run(dir.path(), &["m.yaml", "--select", "GPU001"]);
         assert_eq!(code, 0, "{shown}: GPU001 is gone after the fix");
     }
     eprintln!(

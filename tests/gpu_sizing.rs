@@ -7,8 +7,10 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use assert_cmd::cargo::CommandCargoExt;
 use serde_json::Value;
+
+mod support;
+use support::common::{helm, kubectl, run};
 
 const GKE: &str = "testdata/corpus/raw/GoogleCloudPlatform__kubernetes-engine-samples/ai-ml";
 const JAX: &str = "testdata/corpus/kustomize/GoogleCloudPlatform__kubernetes-engine-samples/ai-ml/gke-a100-jax/kubernetes";
@@ -20,25 +22,11 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn gpulint(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = Command::cargo_bin("gpulint")
-        .expect("binary")
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("gpulint runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
 /// The findings of `gpulint <args> --format json` in `dir`, and the whole report.
 fn findings(dir: &Path, args: &[&str]) -> (Vec<Value>, Value) {
     let mut all = args.to_vec();
     all.extend(["--format", "json"]);
-    let (code, out, err) = gpulint(dir, &all);
+    let (code, out, err) = run(dir, &all);
     assert_ne!(code, 2, "{err}");
     let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}\n{err}"));
     assert_eq!(v["errors"], serde_json::json!([]), "{v}");
@@ -87,14 +75,6 @@ fn snapshot(
         cap_gb * 1e9,
         engine_p99 / 2.0
     )
-}
-
-fn kubectl() -> PathBuf {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
-        .map(|d| d.join("kubectl"))
-        .find(|p| p.is_file())
-        .expect("kubectl on PATH: the Kustomize oracle (scripts/test installs it)")
 }
 
 #[test]
@@ -155,13 +135,14 @@ fn the_mig_fix_lands_in_the_overlay_patch_and_renders() {
     let patch = std::fs::read_to_string(dir.path().join("jax/job-patch.yaml")).expect("read");
 
     // `--fix` alone does not write an unsafe fix.
-    let (_, _, err) = gpulint(dir.path(), &[&args[..], &["--fix"]].concat());
+    let (code_1, _, err) = run(dir.path(), &[&args[..], &["--fix"]].concat());
+    assert_eq!(code_1, 1, "{err}");
     assert_eq!(
         std::fs::read_to_string(dir.path().join("jax/job-patch.yaml")).expect("read"),
         patch,
         "{err}"
     );
-    let (code, _, err) = gpulint(
+    let (code, _, err) = run(
         dir.path(),
         &[&args[..], &["--fix", "--unsafe-fixes"]].concat(),
     );
@@ -229,7 +210,7 @@ fn the_mig_fix_renames_every_replica_spec_of_a_pytorchjob() {
         .unwrap_or_default()
         .contains("MIG 1g.5gb"));
     let before = std::fs::read_to_string(dir.path().join("mnist.yaml")).expect("read");
-    let (code, _, err) = gpulint(
+    let (code, _, err) = run(
         dir.path(),
         &[&args[..], &["--fix", "--unsafe-fixes"]].concat(),
     );
@@ -369,21 +350,26 @@ fn chart_repo(chart_values: &str, release_values: Option<&str>) -> tempfile::Tem
 
 #[test]
 fn the_mig_fix_lands_in_the_helm_values_leaf() {
-    assert!(
-        std::env::var_os("GPULINT_HELM").is_some(),
-        "GPULINT_HELM names the Helm engine (scripts/test sets it up)"
-    );
     const GPU: &str =
         "resources:\n  limits:\n    cpu: \"4\"\n    memory: 16Gi\n    nvidia.com/gpu: 1\n";
     let dir = chart_repo(
         "image: ghcr.io/example/embedder:1\nresources: {}\n",
         Some(GPU),
     );
-    let args = [".", "--metrics", "metrics.json", "--select", "GPU013"];
+    let helm = helm().to_string_lossy().into_owned();
+    let args = [
+        ".",
+        "--metrics",
+        "metrics.json",
+        "--select",
+        "GPU013",
+        "--helm",
+        &helm,
+    ];
     let (f, _) = findings(dir.path(), &args);
     assert_eq!(rules(&f), ["GPU013"]);
     assert_eq!(f[0]["file"], "envs/prod.yaml");
-    let (code, _, err) = gpulint(
+    let (code, _, err) = run(
         dir.path(),
         &[&args[..], &["--fix", "--unsafe-fixes"]].concat(),
     );
@@ -401,7 +387,7 @@ fn the_mig_fix_lands_in_the_helm_values_leaf() {
     // chart's defaults, which keep the old key): reported, nothing written.
     let chart_values = format!("image: ghcr.io/example/embedder:1\n{GPU}");
     let dir = chart_repo(&chart_values, None);
-    let (code, _, err) = gpulint(
+    let (code, _, err) = run(
         dir.path(),
         &[&args[..], &["--fix", "--unsafe-fixes"]].concat(),
     );
@@ -413,10 +399,7 @@ fn the_mig_fix_lands_in_the_helm_values_leaf() {
 
 #[test]
 fn parallelism_rendered_by_helm_is_checked() {
-    assert!(
-        std::env::var_os("GPULINT_HELM").is_some(),
-        "GPULINT_HELM names the Helm engine (scripts/test sets it up)"
-    );
+    let helm = helm().to_string_lossy().into_owned();
     let dir = tempfile::tempdir().expect("tempdir");
     let write = |name: &str, text: &str| {
         let path = dir.path().join(name);
@@ -436,7 +419,7 @@ fn parallelism_rendered_by_helm_is_checked() {
         ".gpulint.yaml",
         "charts:\n- path: charts/llm\n  release: chat\n  namespace: ml\n",
     );
-    let (f, _) = findings(dir.path(), &[".", "--select", "GPU012"]);
+    let (f, _) = findings(dir.path(), &[".", "--select", "GPU012", "--helm", &helm]);
     assert_eq!(rules(&f), ["GPU012"]);
     assert!(
         f[0]["message"].as_str().unwrap_or_default().starts_with(
@@ -447,6 +430,6 @@ fn parallelism_rendered_by_helm_is_checked() {
     );
     // Values that agree: clean.
     write("charts/llm/values.yaml", "tp: 2\ngpus: 2\n");
-    let (f, _) = findings(dir.path(), &[".", "--select", "GPU012"]);
+    let (f, _) = findings(dir.path(), &[".", "--select", "GPU012", "--helm", &helm]);
     assert_eq!(rules(&f), Vec::<String>::new());
 }

@@ -2,7 +2,7 @@
 //!
 //! The engine is `GPULINT_HELM` (scripts/test installs helm-python-sdk, which bundles the Helm v4
 //! Go SDK, and exports a `helm` wrapper around scripts/helm-sdk). Without it, the tests that
-//! render are skipped with a message, except under CI (`CI` set), where they fail.
+//! render fail (a skipped oracle test would pass silently).
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -16,19 +16,11 @@ use gpulint::source::helm::{
 use gpulint::source::yaml::Stream;
 use serde_json::{json, Value as Json};
 
-fn engine() -> Option<HelmEngine> {
-    match std::env::var_os("GPULINT_HELM") {
-        Some(p) if !p.is_empty() => Some(HelmEngine::new(PathBuf::from(p))),
-        _ if std::env::var_os("CI").is_some() => {
-            panic!("GPULINT_HELM is not set: run scripts/test, which installs the Helm engine")
-        }
-        _ => {
-            eprintln!(
-                "skipped: GPULINT_HELM is not set (run scripts/test to install the Helm engine)"
-            );
-            None
-        }
-    }
+mod support;
+use support::common::helm;
+
+fn engine() -> HelmEngine {
+    HelmEngine::new(helm())
 }
 
 fn corpus() -> PathBuf {
@@ -223,7 +215,7 @@ fn source_lines(text: &str) -> Vec<String> {
 
 #[test]
 fn every_corpus_render_is_reproduced() {
-    let Some(engine) = engine() else { return };
+    let engine = engine();
     let version = engine.version().expect("helm version");
     assert!(version.starts_with('v'), "{version}");
     let tmp = tempfile::tempdir().unwrap();
@@ -280,7 +272,7 @@ fn every_corpus_render_is_reproduced() {
 
 #[test]
 fn engine_errors_carry_chart_release_and_stderr() {
-    let Some(engine) = engine() else { return };
+    let engine = engine();
     // nvidia-device-plugin refuses the default namespace in templates/validation.yml.
     let r = release(
         corpus().join("helm/NVIDIA__k8s-device-plugin/nvidia-device-plugin"),
@@ -549,7 +541,7 @@ fn slice(file: &Path, o: &ValuesOrigin) -> String {
 
 #[test]
 fn ollama_gpu_count_comes_from_ollama_gpu_number_in_the_application() {
-    let Some(engine) = engine() else { return };
+    let engine = engine();
     let tmp = tempfile::tempdir().unwrap();
     let app = write(
         tmp.path(),
@@ -618,7 +610,7 @@ spec:
 
 #[test]
 fn vllm_engine_resources_come_from_the_model_spec_not_the_router() {
-    let Some(engine) = engine() else { return };
+    let engine = engine();
     let values = corpus().join(
         "helm/vllm-project__production-stack/_values/tutorials/assets/values-01-minimal-example.yaml",
     );
@@ -672,7 +664,7 @@ fn vllm_engine_resources_come_from_the_model_spec_not_the_router() {
 
 #[test]
 fn no_unique_origin_and_precedence() {
-    let Some(engine) = engine() else { return };
+    let engine = engine();
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path();
     let pod = |name: &str, gpu: &str, cpu: &str, mem: &str| {
@@ -769,7 +761,7 @@ fn no_unique_origin_and_precedence() {
 /// Renders per call, counted by a wrapper around the real engine.
 #[test]
 fn values_origin_render_count_is_bounded() {
-    let Some(real) = engine() else { return };
+    let real = engine();
     let tmp = tempfile::tempdir().unwrap();
     let count = tmp.path().join("count");
     let wrapper = write(
@@ -863,7 +855,7 @@ fn values_origin_render_count_is_bounded() {
 /// `null` deletes the chart's default; the override comes last.
 #[test]
 fn values_files_merge_like_helm() {
-    let Some(engine) = engine() else { return };
+    let engine = engine();
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path();
     let c = chart(

@@ -1,6 +1,6 @@
 //! Helm as Argo CD and a chart repository's CI apply it, end to end through the binary with a
-//! REAL Helm engine (`GPULINT_HELM`, installed by scripts/test; skipped with a message without
-//! it, failing under CI), on charts copied from testdata/corpus:
+//! REAL Helm engine (`GPULINT_HELM`, installed by scripts/test; without it the tests fail), on
+//! charts copied from testdata/corpus:
 //!
 //! * a chart folder given as the path is rendered as a chart (lint, inventory, render);
 //! * Argo CD `helm.parameters` (`forceString` too) and `fileParameters` are applied with
@@ -12,50 +12,10 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use assert_cmd::cargo::CommandCargoExt;
 use serde_json::Value as Json;
 
-fn helm() -> Option<String> {
-    match std::env::var_os("GPULINT_HELM") {
-        Some(p) if !p.is_empty() => Some(p.to_string_lossy().into_owned()),
-        _ if std::env::var_os("CI").is_some() => {
-            panic!("GPULINT_HELM is not set: run scripts/test, which installs the Helm engine")
-        }
-        _ => {
-            eprintln!("skipped: GPULINT_HELM is not set (run scripts/test)");
-            None
-        }
-    }
-}
-
-fn gpulint(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = Command::cargo_bin("gpulint")
-        .unwrap()
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .env_remove("GPULINT_HELM")
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for entry in fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            fs::copy(entry.path(), &target).unwrap();
-        }
-    }
-}
+mod support;
+use support::common::{copy_dir, helm, run};
 
 fn corpus_chart(owner_repo_chart: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -122,13 +82,13 @@ const VLLM: &str = "vllm-project__production-stack/vllm-stack";
 
 #[test]
 fn a_chart_folder_given_as_the_path_is_rendered_not_linted_as_templates() {
-    let Some(helm) = helm() else { return };
+    let helm = helm().to_string_lossy().into_owned();
     let repo = repo(&[(A4, "a4")], &[]);
     let dir = repo.path();
     // The chart folder, a folder inside it, and a folder holding charts: the same release.
     let mut seen = Vec::new();
     for path in ["charts/a4", "charts/a4/templates", "charts", "."] {
-        let (code, out, err) = gpulint(dir, &["--helm", &helm, "--format", "json", path]);
+        let (code, out, err) = run(dir, &["--helm", &helm, "--format", "json", path]);
         assert_eq!(code, 1, "{path}: {err}{out}");
         let report = report(&out);
         assert!(
@@ -152,7 +112,7 @@ fn a_chart_folder_given_as_the_path_is_rendered_not_linted_as_templates() {
     assert!(seen.windows(2).all(|w| w[0] == w[1]), "{seen:?}");
 
     // Inventory and render take the chart folder too.
-    let (code, out, err) = gpulint(
+    let (code, out, err) = run(
         dir,
         &[
             "inventory",
@@ -165,7 +125,7 @@ fn a_chart_folder_given_as_the_path_is_rendered_not_linted_as_templates() {
     );
     assert_eq!(code, 0, "{err}{out}");
     assert!(!err.contains("error"), "{err}");
-    let (code, out, err) = gpulint(dir, &["render", "--helm", &helm, "charts/a4"]);
+    let (code, out, err) = run(dir, &["render", "--helm", &helm, "charts/a4"]);
     assert_eq!(code, 0, "{err}");
     assert!(
         out.contains("# Source: a4_jobset_workload/templates/workload-job.yaml"),
@@ -226,7 +186,7 @@ const OLLAMA_METRICS: &str = r#"{"version": 1, "window": "14d", "collected_at": 
 
 #[test]
 fn argo_cd_parameters_win_and_findings_on_them_land_on_their_value() {
-    let Some(helm) = helm() else { return };
+    let helm = helm().to_string_lossy().into_owned();
     let repo = repo(
         &[(OLLAMA, "ollama")],
         &[
@@ -236,7 +196,7 @@ fn argo_cd_parameters_win_and_findings_on_them_land_on_their_value() {
         ],
     );
     let dir = repo.path();
-    let (code, out, err) = gpulint(dir, &["--helm", &helm, "--format", "json", "."]);
+    let (code, out, err) = run(dir, &["--helm", &helm, "--format", "json", "."]);
     assert_eq!(code, 1, "{err}{out}");
     // The parameter beats valuesObject (2), values (4, ignored next to valuesObject) and the
     // values file (3): `--set` types 0.5 as the string "0.5", which is not a GPU count.
@@ -258,7 +218,7 @@ fn argo_cd_parameters_win_and_findings_on_them_land_on_their_value() {
     )
     .unwrap();
     let app = fs::read_to_string(dir.join("apps/ollama.yaml")).unwrap();
-    let (code, out, err) = gpulint(
+    let (code, out, err) = run(
         dir,
         &[
             "--helm",
@@ -280,7 +240,7 @@ fn argo_cd_parameters_win_and_findings_on_them_land_on_their_value() {
         )],
         "{out}"
     );
-    let (code, _, err) = gpulint(
+    let (code, _, err) = run(
         dir,
         &["--helm", &helm, "--metrics", "metrics.json", "--fix", "."],
     );
@@ -301,7 +261,7 @@ fn argo_cd_parameters_win_and_findings_on_them_land_on_their_value() {
 
 #[test]
 fn force_string_and_file_parameters_are_applied_inside_the_repository_only() {
-    let Some(helm) = helm() else { return };
+    let helm = helm().to_string_lossy().into_owned();
     // `forceString` keeps "2" a string (still a valid count); a file parameter (applied after
     // every parameter, as `--set-file`) sets the count from a file in the repository.
     let app = OLLAMA_APP.replace(
@@ -318,7 +278,7 @@ fn force_string_and_file_parameters_are_applied_inside_the_repository_only() {
         ],
     );
     let dir = repo.path();
-    let (code, out, err) = gpulint(dir, &["--helm", &helm, "--format", "json", "."]);
+    let (code, out, err) = run(dir, &["--helm", &helm, "--format", "json", "."]);
     assert_eq!(code, 1, "{err}{out}");
     let gpu003: Vec<Json> = findings(&out)
         .into_iter()
@@ -345,7 +305,7 @@ fn force_string_and_file_parameters_are_applied_inside_the_repository_only() {
         "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: llm}\nspec:\n  containers:\n  - name: c\n    image: x\n    resources:\n      requests: {nvidia.com/gpu: 1}\n",
     )
     .unwrap();
-    let (code, out, err) = gpulint(dir, &["--helm", &helm, "--format", "json", "."]);
+    let (code, out, err) = run(dir, &["--helm", &helm, "--format", "json", "."]);
     assert_eq!(code, 2, "{err}{out}");
     let errors = report(&out)["errors"].clone();
     let errors = errors.as_array().unwrap();
@@ -369,7 +329,7 @@ fn force_string_and_file_parameters_are_applied_inside_the_repository_only() {
 
 #[test]
 fn a_missing_values_file_is_an_error_at_its_line_and_the_run_goes_on() {
-    let Some(helm) = helm() else { return };
+    let helm = helm().to_string_lossy().into_owned();
     let app = OLLAMA_APP.replace(
         "      - ../../values/ollama-gpu.yaml\n",
         "      - values-prod.yaml\n      - ../../values/ollama-gpu.yaml\n",
@@ -391,7 +351,7 @@ fn a_missing_values_file_is_an_error_at_its_line_and_the_run_goes_on() {
         ],
     );
     let dir = repo.path();
-    let (code, out, err) = gpulint(dir, &["--helm", &helm, "--format", "json", "."]);
+    let (code, out, err) = run(dir, &["--helm", &helm, "--format", "json", "."]);
     assert_eq!(code, 2, "{err}{out}");
     assert!(
         !out.contains("Traceback") && !err.contains("Traceback"),
@@ -430,7 +390,7 @@ fn a_missing_values_file_is_an_error_at_its_line_and_the_run_goes_on() {
         ),
     )
     .unwrap();
-    let (code, out, err) = gpulint(dir, &["--helm", &helm, "--format", "json", "."]);
+    let (code, out, err) = run(dir, &["--helm", &helm, "--format", "json", "."]);
     assert_eq!(code, 1, "{err}{out}");
     assert!(
         findings(&out)
@@ -442,7 +402,7 @@ fn a_missing_values_file_is_an_error_at_its_line_and_the_run_goes_on() {
 
 #[test]
 fn a_finding_without_a_values_leaf_lands_on_the_template_line_writing_the_field() {
-    let Some(helm) = helm() else { return };
+    let helm = helm().to_string_lossy().into_owned();
     // vllm-stack's engine with a memory request and no memory limit: "no memory limit" has no
     // values leaf, so the finding goes to the template line writing the engine container's
     // `resources:`, not the first `resources:` of the file (the init container's), and never
@@ -473,7 +433,7 @@ spec:
 ";
     let repo = repo(&[(VLLM, "vllm-stack")], &[("apps/vllm.yaml", app)]);
     let dir = repo.path();
-    let (code, out, err) = gpulint(dir, &["--helm", &helm, "--format", "json", "."]);
+    let (code, out, err) = run(dir, &["--helm", &helm, "--format", "json", "."]);
     assert_eq!(code, 1, "{err}{out}");
     let template =
         fs::read_to_string(corpus_chart(VLLM).join("templates/deployment-vllm-multi.yaml"))

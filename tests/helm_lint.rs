@@ -1,6 +1,5 @@
 //! Helm charts in a lint run, end to end through the binary, with a REAL Helm engine
-//! (`GPULINT_HELM`, installed by scripts/test; skipped with a message without it, failing under
-//! CI): releases declared by the config or an Argo CD Application are rendered and linted,
+//! (`GPULINT_HELM`, installed by scripts/test; without it the tests fail): releases declared by the config or an Argo CD Application are rendered and linted,
 //! findings land on the values leaf that makes the field (else the template), `--fix` edits that
 //! leaf, and rendering again shows the intended values.
 
@@ -8,50 +7,10 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use assert_cmd::cargo::CommandCargoExt;
 use serde_json::Value as Json;
 
-fn helm() -> Option<PathBuf> {
-    match std::env::var_os("GPULINT_HELM") {
-        Some(p) if !p.is_empty() => Some(PathBuf::from(p)),
-        _ if std::env::var_os("CI").is_some() => {
-            panic!("GPULINT_HELM is not set: run scripts/test, which installs the Helm engine")
-        }
-        _ => {
-            eprintln!("skipped: GPULINT_HELM is not set (run scripts/test)");
-            None
-        }
-    }
-}
-
-fn gpulint(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = Command::cargo_bin("gpulint")
-        .unwrap()
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .env_remove("GPULINT_HELM")
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for entry in fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            fs::copy(entry.path(), &target).unwrap();
-        }
-    }
-}
+mod support;
+use support::common::{copy_dir, git, gpulint, helm, run};
 
 const VALUES: &str = r#"servingEngineSpec:
   runtimeClassName: ""
@@ -103,11 +62,11 @@ fn findings(stdout: &str) -> Vec<Json> {
 
 #[test]
 fn a_measured_finding_lands_on_the_values_leaf_and_the_fix_edits_it() {
-    let Some(helm) = helm() else { return };
+    let helm = helm();
     let helm = helm.to_str().unwrap();
     let repo = repo(VALUES);
     let dir = repo.path();
-    let (code, out, err) = gpulint(
+    let (code, out, err) = run(
         dir,
         &[
             "--helm",
@@ -137,7 +96,7 @@ fn a_measured_finding_lands_on_the_values_leaf_and_the_fix_edits_it() {
         .iter()
         .all(|f| !f["file"].as_str().unwrap().ends_with("values.yaml")));
 
-    let (code, _, err) = gpulint(
+    let (code, _, err) = run(
         dir,
         &["--helm", helm, "--metrics", "metrics.json", "--fix", "."],
     );
@@ -178,7 +137,7 @@ fn a_measured_finding_lands_on_the_values_leaf_and_the_fix_edits_it() {
         .unwrap();
     let text = String::from_utf8_lossy(&render.stdout);
     assert!(text.contains("memory: \"23Gi\""), "{text}");
-    let (code, out, err) = gpulint(
+    let (code, out, err) = run(
         dir,
         &[
             "--helm",
@@ -196,7 +155,7 @@ fn a_measured_finding_lands_on_the_values_leaf_and_the_fix_edits_it() {
 
 #[test]
 fn a_field_without_a_values_key_is_reported_not_fixed() {
-    let Some(helm) = helm() else { return };
+    let helm = helm();
     let helm = helm.to_str().unwrap();
     // No limitMemory key: the chart writes no memory limit, so the fix's limit has no origin.
     let values = VALUES
@@ -204,7 +163,7 @@ fn a_field_without_a_values_key_is_reported_not_fixed() {
         .replace("    limitCPU: 6\n", "");
     let repo = repo(&values);
     let dir = repo.path();
-    let (code, out, err) = gpulint(
+    let (code, out, err) = run(
         dir,
         &[
             "--helm",
@@ -228,7 +187,7 @@ fn a_field_without_a_values_key_is_reported_not_fixed() {
 
 #[test]
 fn an_argo_cd_application_declares_the_release_and_its_inline_values_are_fixed() {
-    let Some(helm) = helm() else { return };
+    let helm = helm();
     let helm = helm.to_str().unwrap();
     let repo = repo(VALUES);
     let dir = repo.path();
@@ -262,7 +221,7 @@ spec:
             limitCPU: 6
 "#;
     fs::write(dir.join("app.yaml"), app).unwrap();
-    let (code, out, err) = gpulint(
+    let (code, out, err) = run(
         dir,
         &[
             "--helm",
@@ -281,7 +240,7 @@ spec:
     // valuesObject wins over the values file: the finding is in the Application.
     assert_eq!(mem[0]["file"], "app.yaml");
     assert_eq!(mem[0]["line"], 26);
-    let (code, _, err) = gpulint(
+    let (code, _, err) = run(
         dir,
         &["--helm", helm, "--metrics", "metrics.json", "--fix", "."],
     );
@@ -302,7 +261,7 @@ spec:
 fn without_helm_charts_are_skipped_with_a_note_and_not_linted_as_files() {
     let repo = repo(VALUES);
     let dir = repo.path();
-    let (code, out, err) = gpulint(
+    let (code, out, err) = run(
         dir,
         &["--helm", "/nonexistent/helm", "--format", "json", "."],
     );
@@ -319,8 +278,7 @@ fn pre_rendered_output_names_each_objects_template() {
     let rendered =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/corpus/helm-rendered/vllm-stack.yaml");
     let dir = tempfile::tempdir().unwrap();
-    let out = Command::cargo_bin("gpulint")
-        .unwrap()
+    let out = gpulint()
         .current_dir(dir.path())
         .args(["--format", "json", "-"])
         .stdin(fs::File::open(rendered).unwrap())
@@ -337,23 +295,9 @@ fn pre_rendered_output_names_each_objects_template() {
     }
 }
 
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .current_dir(dir)
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 #[test]
 fn changed_since_keeps_a_release_when_its_values_or_chart_changed() {
-    let Some(helm) = helm() else { return };
+    let helm = helm();
     let helm = helm.to_str().unwrap();
     let repo = repo(VALUES);
     let dir = repo.path();
@@ -372,7 +316,7 @@ fn changed_since_keeps_a_release_when_its_values_or_chart_changed() {
         ".",
     ];
     // Nothing changed: the release is out of scope.
-    let (code, out, err) = gpulint(dir, &args);
+    let (code, out, err) = run(dir, &args);
     assert_eq!(code, 0, "{err}");
     assert!(findings(&out).is_empty(), "{out}");
     // A values file the release reads changed: its findings are back.
@@ -381,7 +325,7 @@ fn changed_since_keeps_a_release_when_its_values_or_chart_changed() {
         VALUES.replace("replicaCount: 1", "replicaCount: 2"),
     )
     .unwrap();
-    let (code, out, err) = gpulint(dir, &args);
+    let (code, out, err) = run(dir, &args);
     assert_eq!(code, 1, "{err}");
     assert!(
         findings(&out).iter().any(|f| f["rule"] == "MEM001"),
@@ -397,7 +341,8 @@ fn changed_since_keeps_a_release_when_its_values_or_chart_changed() {
         .copied()
         .filter(|a| *a != "--changed-since" && *a != "HEAD")
         .collect();
-    let (_, all, _) = gpulint(dir, &everything);
+    let (code_1, all, _) = run(dir, &everything);
+    assert_eq!(code_1, 1);
     let all_names: std::collections::BTreeSet<String> = findings(&all)
         .iter()
         .map(|f| f["object"]["name"].as_str().unwrap_or_default().to_string())
@@ -409,7 +354,7 @@ fn changed_since_keeps_a_release_when_its_values_or_chart_changed() {
         format!("{VALUES}routerSpec:\n  replicaCount: 3\n"),
     )
     .unwrap();
-    let (code, out, err) = gpulint(dir, &args);
+    let (code, out, err) = run(dir, &args);
     assert!(findings(&out).is_empty(), "{out}");
     assert_eq!(code, 0, "{err}");
     assert!(err.contains("1 object(s) and 1 render(s) changed"), "{err}");
@@ -419,7 +364,7 @@ fn changed_since_keeps_a_release_when_its_values_or_chart_changed() {
     let mut text = fs::read_to_string(&helpers).unwrap();
     text.push_str("\n{{/* reviewed */}}\n");
     fs::write(&helpers, text).unwrap();
-    let (code, out, err) = gpulint(dir, &args);
+    let (code, out, err) = run(dir, &args);
     assert_eq!(code, 0, "{err}");
     assert!(findings(&out).is_empty(), "{out}");
     assert!(err.contains("0 object(s) and 1 render(s) changed"), "{err}");
@@ -427,7 +372,7 @@ fn changed_since_keeps_a_release_when_its_values_or_chart_changed() {
 
 #[test]
 fn a_flux_helmrelease_declares_the_release_and_its_values_are_fixed() {
-    let Some(helm) = helm() else { return };
+    let helm = helm();
     let helm = helm.to_str().unwrap();
     let repo = repo(VALUES);
     let dir = repo.path();
@@ -461,7 +406,7 @@ spec:
         limitCPU: 6
 "#;
     fs::write(dir.join("helmrelease.yaml"), release).unwrap();
-    let (code, out, err) = gpulint(
+    let (code, out, err) = run(
         dir,
         &[
             "--helm",
@@ -479,7 +424,7 @@ spec:
     assert_eq!(mem.len(), 1, "{out}");
     assert_eq!(mem[0]["file"], "helmrelease.yaml");
     assert_eq!(mem[0]["line"], 25);
-    let (code, _, err) = gpulint(
+    let (code, _, err) = run(
         dir,
         &["--helm", helm, "--metrics", "metrics.json", "--fix", "."],
     );
@@ -517,7 +462,7 @@ fn counting_helm(dir: &Path, real: &str) -> (PathBuf, PathBuf) {
 /// make six values-driven findings and six fixes.
 #[test]
 fn findings_in_one_release_share_their_renders() {
-    let Some(helm) = helm() else { return };
+    let helm = helm();
     let models: String = (0..6)
         .map(|i| {
             format!(
@@ -548,7 +493,7 @@ fn findings_in_one_release_share_their_renders() {
     .unwrap();
     let (wrapper, count) = counting_helm(dir, helm.to_str().unwrap());
     let calls = || fs::read_to_string(&count).map_or(0, |t| t.lines().count());
-    let (code, out, err) = gpulint(
+    let (code, out, err) = run(
         dir,
         &[
             "--helm",
@@ -575,7 +520,7 @@ fn findings_in_one_release_share_their_renders() {
 
     // --fix --diff: each round renders the release, asks where its findings come from, and
     // verifies the edited values by rendering them.
-    let (code, diff, err) = gpulint(
+    let (code, diff, err) = run(
         dir,
         &[
             "--helm",

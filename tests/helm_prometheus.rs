@@ -14,34 +14,10 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use support::openmetrics::{labels, OpenMetrics};
 use support::prometheus::{backfill, tools, Prometheus};
 
+use support::common::{copy_dir, gpulint, helm};
+
 const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
 const DAY: i64 = 86_400;
-
-fn helm() -> Option<PathBuf> {
-    match std::env::var_os("GPULINT_HELM") {
-        Some(p) if !p.is_empty() => Some(PathBuf::from(p)),
-        _ if std::env::var_os("CI").is_some() => {
-            panic!("GPULINT_HELM is not set: run scripts/test, which installs the Helm engine")
-        }
-        _ => {
-            eprintln!("skipped: GPULINT_HELM is not set (run scripts/test)");
-            None
-        }
-    }
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for entry in fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            fs::copy(entry.path(), &target).unwrap();
-        }
-    }
-}
 
 /// Two days of one ollama pod (Deployment `ollama` through ReplicaSet `ollama-5f7d8b9c4`) in
 /// namespace `llm`, using 3.5-4.5Gi of memory and 1.5 cores.
@@ -139,7 +115,7 @@ spec:
 
 #[test]
 fn a_release_alone_in_its_namespace_is_measured_and_rendered_once() {
-    let Some(helm) = helm() else { return };
+    let helm = helm();
     let Some(tools) = tools() else { return };
     let tmp = tempfile::tempdir().unwrap();
     let data = tmp.path().join("data");
@@ -185,7 +161,7 @@ fn a_release_alone_in_its_namespace_is_measured_and_rendered_once() {
     let wrapper = wrapper.to_string_lossy().into_owned();
     let run = |args: &[&str]| {
         let _ = fs::remove_file(&calls);
-        let out = Command::new(env!("CARGO_BIN_EXE_gpulint"))
+        let out = gpulint()
             .current_dir(&repo)
             .env("NO_COLOR", "1")
             .args(args)

@@ -6,16 +6,16 @@
 #![cfg(unix)]
 
 use std::fs;
-use std::io::Read;
 use std::net::TcpListener;
 use std::os::unix::fs::{symlink, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use assert_cmd::cargo::CommandCargoExt;
+mod support;
+use support::common::{gpulint, kubectl, run_within, Finished};
 
 const SECRET: &str = "s3cr3t-0utside-the-repo";
 
@@ -103,14 +103,9 @@ impl Scene {
     }
 }
 
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
-    elapsed: Duration,
-}
+type Out = Finished;
 
-impl Out {
+impl Finished {
     fn all(&self) -> String {
         format!("{}{}", self.stdout, self.stderr)
     }
@@ -134,55 +129,17 @@ impl Out {
     }
 }
 
-/// Runs gpulint in `dir`, killed after `limit` (a hang is a failure, not a stuck test).
+/// Runs gpulint in `dir` with `env`, killed after `limit`.
 fn gpulint_with(dir: &Path, args: &[&str], env: &[(&str, &str)], limit: Duration) -> Out {
-    let mut cmd = Command::cargo_bin("gpulint").unwrap();
-    cmd.current_dir(dir)
-        .env("NO_COLOR", "1")
-        .env_remove("GPULINT_HELM")
-        .env_remove("GPULINT_PROMETHEUS_TOKEN")
-        .env_remove("GPULINT_PROMETHEUS_URL")
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    let mut cmd = gpulint();
+    cmd.current_dir(dir).args(args);
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let start = Instant::now();
-    let mut child = cmd.spawn().unwrap();
-    let mut stdout = child.stdout.take().unwrap();
-    let mut stderr = child.stderr.take().unwrap();
-    let out_reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = stdout.read_to_string(&mut s);
-        s
-    });
-    let err_reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = stderr.read_to_string(&mut s);
-        s
-    });
-    let code = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status.code().unwrap_or(-1);
-        }
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("gpulint {args:?} still running after {limit:?}: it hangs");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    Out {
-        code,
-        stdout: out_reader.join().unwrap(),
-        stderr: err_reader.join().unwrap(),
-        elapsed: start.elapsed(),
-    }
+    run_within(&mut cmd, limit)
 }
 
-fn gpulint(dir: &Path, args: &[&str]) -> Out {
+fn run(dir: &Path, args: &[&str]) -> Out {
     gpulint_with(dir, args, &[], Duration::from_secs(60))
 }
 
@@ -190,7 +147,7 @@ fn gpulint(dir: &Path, args: &[&str]) -> Out {
 fn lint(dir: &Path, args: &[&str]) -> Out {
     let mut all = vec!["--format", "json"];
     all.extend_from_slice(args);
-    gpulint(dir, &all)
+    run(dir, &all)
 }
 
 /// A listener on 127.0.0.1 that counts connections (a fetch of a URL in the repository).
@@ -208,22 +165,13 @@ fn counting_listener() -> (u16, Arc<AtomicUsize>) {
     (port, count)
 }
 
-fn kubectl_available() -> bool {
-    Command::new("kubectl")
-        .args(["version", "--client"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
-
 #[test]
 fn helm_named_in_the_config_is_refused_and_never_run() {
     let s = Scene::new();
     s.evil_script("evil.sh");
     s.write(".gpulint.yaml", "rules: {}\nhelm: ./evil.sh\n");
     s.chart("charts/c");
-    let out = gpulint(&s.repo(), &["."]);
+    let out = run(&s.repo(), &["."]);
     assert!(!s.sentinel().exists(), "the repository's helm ran");
     assert_eq!(out.code, 2, "{}", out.all());
     assert!(
@@ -448,16 +396,13 @@ fn a_remote_base_behind_an_unsupported_feature_is_not_handed_to_kubectl() {
 
 #[test]
 fn the_kubectl_fallback_never_reads_a_generator_file_outside_the_repository() {
-    if !kubectl_available() {
-        eprintln!("skipped: no kubectl");
-        return;
-    }
+    kubectl(); // the oracle: fails the test when it is missing
     let s = Scene::new();
     s.write(
         "app/kustomization.yaml",
         "configMapGenerator:\n- name: c\n  files:\n  - ../../outside/secret.txt\n",
     );
-    let out = gpulint(&s.repo(), &["render", "--load-restrictor", "none", "app"]);
+    let out = run(&s.repo(), &["render", "--load-restrictor", "none", "app"]);
     assert!(!out.located().contains(SECRET), "{}", out.all());
     assert_eq!(out.code, 2, "{}", out.all());
     assert!(
@@ -475,7 +420,7 @@ fn a_symlinked_kustomize_resource_leaving_the_repository_is_refused_under_either
     s.write("app/kustomization.yaml", "resources:\n- link.yaml\n");
     symlink("../../outside/x.yaml", s.repo().join("app/link.yaml")).unwrap();
     for restrictor in ["root-only", "none"] {
-        let out = gpulint(
+        let out = run(
             &s.repo(),
             &["render", "--load-restrictor", restrictor, "app"],
         );
@@ -492,7 +437,7 @@ fn a_symlinked_kustomize_resource_leaving_the_repository_is_refused_under_either
             "{restrictor}: {}",
             out.all()
         );
-        let out = gpulint(
+        let out = run(
             &s.repo(),
             &["--load-restrictor", restrictor, "--format", "json", "."],
         );
@@ -538,7 +483,7 @@ fn a_symlink_in_the_walk_that_leaves_the_repository_is_skipped_with_a_note() {
     );
     symlink("../../outside/x.yaml", s.repo().join("deploy/x.yaml")).unwrap();
     symlink("/", s.repo().join("deploy/root")).unwrap();
-    let out = gpulint(&s.repo(), &["--format", "json", "."]);
+    let out = run(&s.repo(), &["--format", "json", "."]);
     assert!(!out.located().contains(SECRET), "{}", out.all());
     assert_eq!(out.code, 0, "{}", out.all());
     assert!(

@@ -7,12 +7,13 @@
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Command;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-const GPULINT: &str = env!("CARGO_BIN_EXE_gpulint");
+mod support;
+use support::common::{gpulint, run_within, write_files, Finished};
 const TOKEN: &str = "tok-hostile-7f3a9c";
 
 const MANIFEST: &str = "\
@@ -165,56 +166,27 @@ fn repo(files: &[(&str, &str)]) -> tempfile::TempDir {
     let ws = tmp.path().join("repo");
     git2::Repository::init(&ws).expect("git init");
     std::fs::write(ws.join("app.yaml"), MANIFEST).expect("write");
-    for (name, text) in files {
-        let path = ws.join(name);
-        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-        std::fs::write(path, text).expect("write");
-    }
+    write_files(&ws, files);
     tmp
 }
 
-/// gpulint in `dir` with `args`, a clean environment plus `env`, killed after 60 s.
-fn gpulint(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut cmd = Command::new(GPULINT);
+/// gpulint in `dir` with `args`, a clean environment (PATH only) plus `env`, killed after 60 s.
+fn gpulint_clean(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Finished {
+    let mut cmd = gpulint();
     cmd.current_dir(dir)
         .args(args)
         .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default());
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let child = cmd.spawn().expect("gpulint starts");
-    // A watchdog: a hang (a FIFO opened, a body read forever) fails the test, not the suite.
-    let pid = child.id().to_string();
-    let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let watched = Arc::clone(&done);
-    let watchdog = std::thread::spawn(move || {
-        let start = Instant::now();
-        while !watched.load(Ordering::SeqCst) {
-            if start.elapsed() > Duration::from_secs(60) {
-                let _ = Command::new("kill").args(["-9", &pid]).status();
-                return true;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        false
-    });
-    let out = child.wait_with_output().expect("output");
-    done.store(true, Ordering::SeqCst);
-    let killed = watchdog.join().expect("watchdog");
-    assert!(!killed, "gpulint {args:?} did not finish within 60 s");
-    out
+    run_within(&mut cmd, Duration::from_secs(60))
 }
 
-fn text(out: &Output) -> String {
+fn text(out: &Finished) -> String {
     format!(
         "exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+        out.code, out.stdout, out.stderr
     )
 }
 
@@ -227,9 +199,9 @@ fn a_repository_config_cannot_name_the_host_that_gets_the_token() {
     );
     let tmp = repo(&[(".gpulint.yaml", &config)]);
     let ws = tmp.path().join("repo");
-    let out = gpulint(&ws, &["app.yaml"], &[("GPULINT_PROMETHEUS_TOKEN", TOKEN)]);
+    let out = gpulint_clean(&ws, &["app.yaml"], &[("GPULINT_PROMETHEUS_TOKEN", TOKEN)]);
     let all = text(&out);
-    assert_eq!(out.status.code(), Some(2), "{all}");
+    assert_eq!(out.code, 2, "{all}");
     assert!(
         all.contains(".gpulint.yaml:4:8: `prometheus.url`")
             && all.contains("--prometheus URL")
@@ -250,13 +222,13 @@ fn a_repository_config_cannot_name_a_token_file() {
     std::fs::write(tmp.path().join("secret.txt"), "outside-secret-41d8").expect("write");
     let ws = tmp.path().join("repo");
     // Even with --prometheus given (the old code read the file and let it win over the env).
-    let out = gpulint(
+    let out = gpulint_clean(
         &ws,
         &["--prometheus", &server.url, "app.yaml"],
         &[("GPULINT_PROMETHEUS_TOKEN", TOKEN)],
     );
     let all = text(&out);
-    assert_eq!(out.status.code(), Some(2), "{all}");
+    assert_eq!(out.code, 2, "{all}");
     assert!(
         all.contains(".gpulint.yaml:2:15: `prometheus.token_file`")
             && all.contains("--prometheus-token-file"),
@@ -271,7 +243,7 @@ fn the_token_goes_to_the_url_the_environment_names() {
     let server = Listener::start(|_| ok(EMPTY_VECTOR));
     let tmp = repo(&[]);
     let ws = tmp.path().join("repo");
-    let out = gpulint(
+    let out = gpulint_clean(
         &ws,
         &["app.yaml"],
         &[
@@ -280,7 +252,7 @@ fn the_token_goes_to_the_url_the_environment_names() {
         ],
     );
     let all = text(&out);
-    assert_ne!(out.status.code(), Some(2), "{all}");
+    assert_ne!(out.code, 2, "{all}");
     let requests = server.requests();
     assert!(!requests.is_empty(), "{all}");
     let bearer = format!("authorization: bearer {TOKEN}");
@@ -297,9 +269,9 @@ fn a_ca_file_from_the_config_must_be_a_regular_file_inside_the_repository() {
     let tmp = repo(&[(".gpulint.yaml", "prometheus:\n  ca: ../outside.pem\n")]);
     std::fs::write(tmp.path().join("outside.pem"), "outside-pem-9b2e").expect("write");
     let ws = tmp.path().join("repo");
-    let out = gpulint(&ws, &["app.yaml"], &[]);
+    let out = gpulint_clean(&ws, &["app.yaml"], &[]);
     let all = text(&out);
-    assert_eq!(out.status.code(), Some(2), "{all}");
+    assert_eq!(out.code, 2, "{all}");
     assert!(
         all.contains(".gpulint.yaml:2:7: `prometheus.ca: ../outside.pem` resolves to")
             && all.contains("outside the repository"),
@@ -313,9 +285,9 @@ fn a_ca_file_from_the_config_must_be_a_regular_file_inside_the_repository() {
         .expect("mkfifo");
     assert!(status.success());
     std::fs::write(ws.join(".gpulint.yaml"), "prometheus:\n  ca: ca.pem\n").expect("write");
-    let out = gpulint(&ws, &["app.yaml"], &[]);
+    let out = gpulint_clean(&ws, &["app.yaml"], &[]);
     let all = text(&out);
-    assert_eq!(out.status.code(), Some(2), "{all}");
+    assert_eq!(out.code, 2, "{all}");
     assert!(
         all.contains(".gpulint.yaml:2:7: `prometheus.ca: ca.pem`: not a regular file"),
         "{all}"
@@ -338,7 +310,7 @@ fn no_redirect_is_followed_and_its_location_is_shown_redacted() {
     });
     let tmp = repo(&[]);
     let ws = tmp.path().join("repo");
-    let out = gpulint(
+    let out = gpulint_clean(
         &ws,
         &[
             "--prometheus",
@@ -350,7 +322,7 @@ fn no_redirect_is_followed_and_its_location_is_shown_redacted() {
         &[("GPULINT_PROMETHEUS_TOKEN", TOKEN)],
     );
     let all = text(&out);
-    assert_eq!(out.status.code(), Some(2), "{all}");
+    assert_eq!(out.code, 2, "{all}");
     assert_eq!(
         elsewhere.connections(),
         0,
@@ -377,13 +349,13 @@ fn credentials_in_the_url_are_redacted_in_every_output() {
     let ws = tmp.path().join("repo");
     let secrets = ["url-pass-c4f1", "qs-secret-8d2b", "alice:"];
     for format in ["human", "json", "sarif", "github"] {
-        let out = gpulint(
+        let out = gpulint_clean(
             &ws,
             &["--prometheus", &url, "--format", format, "app.yaml"],
             &[],
         );
         let all = text(&out);
-        assert_ne!(out.status.code(), Some(2), "{all}");
+        assert_ne!(out.code, 2, "{all}");
         // The URL is shown (the summary line, and MET001 names the source), redacted.
         assert!(all.contains("<redacted>@127.0.0.1"), "{format}: {all}");
         assert!(all.contains("?token=<redacted>"), "{format}: {all}");
@@ -394,10 +366,10 @@ fn credentials_in_the_url_are_redacted_in_every_output() {
     assert!(!server.requests().is_empty());
 
     // `gpulint snapshot`: its `source` field.
-    let out = gpulint(&ws, &["snapshot", "--prometheus", &url, "app.yaml"], &[]);
+    let out = gpulint_clean(&ws, &["snapshot", "--prometheus", &url, "app.yaml"], &[]);
     let all = text(&out);
-    assert_eq!(out.status.code(), Some(0), "{all}");
-    let snapshot: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(out.code, 0, "{all}");
+    let snapshot: serde_json::Value = serde_json::from_str(&out.stdout).expect("JSON");
     let source = snapshot["source"].as_str().expect("source");
     assert!(source.contains("?token=<redacted>"), "{source}");
     for secret in secrets {
@@ -425,7 +397,7 @@ fn an_error_echoing_the_authorization_header_and_the_query_is_scrubbed() {
         server.url.replace("http://", "http://alice:url-pass-c4f1@") + "/?token=qs-secret-8d2b";
     let tmp = repo(&[]);
     let ws = tmp.path().join("repo");
-    let out = gpulint(
+    let out = gpulint_clean(
         &ws,
         &[
             "--prometheus",
@@ -437,7 +409,7 @@ fn an_error_echoing_the_authorization_header_and_the_query_is_scrubbed() {
         &[("GPULINT_PROMETHEUS_TOKEN", TOKEN)],
     );
     let all = text(&out);
-    assert_eq!(out.status.code(), Some(2), "{all}");
+    assert_eq!(out.code, 2, "{all}");
     assert!(all.contains("rejected the query"), "{all}");
     // The echo reached gpulint (the server did see them) and none of it is shown.
     let seen = server.requests().concat();
@@ -461,9 +433,9 @@ fn a_huge_answer_is_refused_at_the_cap_without_reading_it_whole() {
     let server = Listener::start(|_| Answer::Endless { declared: GIB });
     let tmp = repo(&[]);
     let ws = tmp.path().join("repo");
-    let out = gpulint(&ws, &["--prometheus", &server.url, "app.yaml"], &[]);
+    let out = gpulint_clean(&ws, &["--prometheus", &server.url, "app.yaml"], &[]);
     let all = text(&out);
-    assert_eq!(out.status.code(), Some(2), "{all}");
+    assert_eq!(out.code, 2, "{all}");
     assert!(
         all.contains("sent an answer larger than 64 MiB") && all.contains("--prometheus-max-body"),
         "{all}"
@@ -474,7 +446,7 @@ fn a_huge_answer_is_refused_at_the_cap_without_reading_it_whole() {
 
     // The cap is an option.
     let server = Listener::start(|_| Answer::Endless { declared: GIB });
-    let out = gpulint(
+    let out = gpulint_clean(
         &ws,
         &[
             "--prometheus",
@@ -486,7 +458,7 @@ fn a_huge_answer_is_refused_at_the_cap_without_reading_it_whole() {
         &[],
     );
     let all = text(&out);
-    assert_eq!(out.status.code(), Some(2), "{all}");
+    assert_eq!(out.code, 2, "{all}");
     assert!(all.contains("larger than 1 MiB"), "{all}");
     let sent = server.streamed.load(Ordering::SeqCst);
     assert!(sent < 32 * 1024 * 1024, "{sent} bytes were sent");

@@ -10,7 +10,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use assert_cmd::cargo::CommandCargoExt;
+mod support;
+use support::common::{git, gpulint, run, Rng};
 
 /// A manifest GPU002 fixes: `nvidia.com/gpu: {requests}` in requests becomes the limit's 1.
 fn broken(name: &str, requests: u32) -> String {
@@ -21,37 +22,6 @@ fn broken(name: &str, requests: u32) -> String {
 
 fn fixed(name: &str) -> String {
     broken(name, 1)
-}
-
-fn gpulint() -> Command {
-    let mut cmd = Command::cargo_bin("gpulint").unwrap();
-    cmd.env("NO_COLOR", "1")
-        .env_remove("GPULINT_TEST_PAUSE_BEFORE_RENAME");
-    cmd
-}
-
-fn run(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = gpulint().current_dir(dir).args(args).output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .current_dir(dir)
-        .args(["-c", "user.name=t", "-c", "user.email=t@localhost"])
-        .args(args)
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 fn git_repo(dir: &Path) {
@@ -357,23 +327,6 @@ fn a_target_replaced_by_a_fifo_is_left_alone_without_hanging() {
     assert_eq!(temp_files(&repo), Vec::<PathBuf>::new());
 }
 
-/// splitmix64: a seeded, reproducible source of random points.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-}
-
 const TREE_FILES: usize = 2000;
 
 /// A git repository of `TREE_FILES` fixable manifests in 20 folders; returns (path, workload
@@ -495,7 +448,7 @@ fn reported(stderr: &str) -> std::collections::BTreeSet<String> {
 
 #[test]
 fn an_interrupted_fix_leaves_each_file_whole_reports_it_and_leaves_no_temp_file() {
-    let mut rng = Rng(0x5EED_0010);
+    let mut rng = Rng::new(0x5EED_0010);
     // One uninterrupted run tells when writing starts and ends on this machine.
     let calibration = scratch();
     tree(calibration.path(), &mut rng);
@@ -512,10 +465,12 @@ fn an_interrupted_fix_leaves_each_file_whole_reports_it_and_leaves_no_temp_file(
         // anywhere in the run, before or after the writes.
         let signal = if round % 4 == 3 {
             Signal::After(Duration::from_micros(
-                rng.below(full.ended.as_micros() as u64 * 11 / 10),
+                rng.below(full.ended.as_micros() as usize * 11 / 10) as u64,
             ))
         } else {
-            Signal::AfterFirstFix(Duration::from_micros(rng.below(writing.as_micros() as u64)))
+            Signal::AfterFirstFix(Duration::from_micros(
+                rng.below(writing.as_micros() as usize) as u64,
+            ))
         };
         let r = fix_and_interrupt(dir.path(), signal);
         let context = format!("round {round}, SIGINT {signal:?}: exit {:?}", r.code);

@@ -2,42 +2,17 @@
 //! releases with their containers (with a REAL Helm engine from `GPULINT_HELM`), cluster-scoped
 //! templates, several paths.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
-use assert_cmd::cargo::CommandCargoExt;
 use serde_json::Value;
 
-fn run(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = Command::cargo_bin("gpulint")
-        .unwrap()
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .env_remove("GPULINT_HELM")
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+mod support;
+use support::common::{copy_dir, helm, run, temp_tree};
 
 fn json(dir: &Path, args: &[&str]) -> Value {
     let (code, out, err) = run(dir, args);
     assert_eq!(code, 0, "{err}");
     serde_json::from_str(&out).unwrap_or_else(|e| panic!("not JSON ({e}): {out}\n{err}"))
-}
-
-fn repo(files: &[(&str, &str)]) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    for (name, text) in files {
-        let path = dir.path().join(name);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
-    dir
 }
 
 fn workload<'a>(inventory: &'a Value, name: &str) -> &'a Value {
@@ -151,7 +126,7 @@ spec:
 
 #[test]
 fn gpu_totals_count_pods() {
-    let dir = repo(&[("training.yaml", TRAINING)]);
+    let dir = temp_tree(&[("training.yaml", TRAINING)]);
     let inv = json(dir.path(), &["inventory", "--format", "json", "."]);
     // Master 1 × 8 + Worker 3 × 8 (the init container's 1 GPU does not add).
     let ft = workload(&inv, "ft");
@@ -219,7 +194,7 @@ spec:
 
 #[test]
 fn cluster_scoped_templates_are_listed_under_cluster_and_run_no_pods() {
-    let dir = repo(&[
+    let dir = temp_tree(&[
         ("runtime.yaml", RUNTIME),
         (".gpulint.yaml", "namespace: ml\n"),
     ]);
@@ -240,7 +215,8 @@ fn cluster_scoped_templates_are_listed_under_cluster_and_run_no_pods() {
             ("ml".into(), 8.into(), 0.into())
         ]
     );
-    let (_, table, _) = run(dir.path(), &["inventory", "."]);
+    let (code_1, table, _) = run(dir.path(), &["inventory", "."]);
+    assert_eq!(code_1, 0);
     let row = table
         .lines()
         .find(|l| l.contains("ClusterTrainingRuntime/torch-distributed"))
@@ -252,7 +228,7 @@ fn cluster_scoped_templates_are_listed_under_cluster_and_run_no_pods() {
 
 #[test]
 fn a_missing_path_is_named() {
-    let dir = repo(&[]);
+    let dir = temp_tree(&[]);
     let (code, _, err) = run(dir.path(), &["inventory", "nope"]);
     assert_eq!(code, 2);
     assert_eq!(err.trim(), "error: nope: no such file or directory");
@@ -272,32 +248,6 @@ fn listed(inv: &Value) -> std::collections::BTreeSet<String> {
             )
         })
         .collect()
-}
-
-fn helm() -> Option<PathBuf> {
-    match std::env::var_os("GPULINT_HELM") {
-        Some(p) if !p.is_empty() => Some(PathBuf::from(p)),
-        _ if std::env::var_os("CI").is_some() => {
-            panic!("GPULINT_HELM is not set: run scripts/test, which installs the Helm engine")
-        }
-        _ => {
-            eprintln!("skipped: GPULINT_HELM is not set (run scripts/test)");
-            None
-        }
-    }
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }
 
 /// An Argo CD Application of the vLLM production-stack chart (corpus), in namespace `llm`.
@@ -325,9 +275,9 @@ spec:
 
 #[test]
 fn helm_releases_are_listed_with_their_containers_and_several_paths_list_what_is_linted() {
-    let Some(helm) = helm() else { return };
+    let helm = helm();
     let helm = helm.to_str().unwrap();
-    let dir = repo(&[
+    let dir = temp_tree(&[
         ("apps/vllm.yaml", APPLICATION),
         ("apps/train.yaml", TRAINING),
     ]);
@@ -364,7 +314,7 @@ fn helm_releases_are_listed_with_their_containers_and_several_paths_list_what_is
     );
     assert_eq!(engine["gpus"], 6);
     // What `gpulint apps charts` lints (every object it reports on) is listed.
-    let (_, out, err) = run(
+    let (code_2, out, err) = run(
         dir.path(),
         &[
             "--helm",
@@ -377,6 +327,7 @@ fn helm_releases_are_listed_with_their_containers_and_several_paths_list_what_is
             "charts",
         ],
     );
+    assert_eq!(code_2, 1, "{err}");
     let lint: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}\n{err}"));
     let reported: std::collections::BTreeSet<String> = lint["findings"]
         .as_array()

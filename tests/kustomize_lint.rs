@@ -8,40 +8,15 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use assert_cmd::cargo::CommandCargoExt;
 use gpulint::fix::edit::plain;
 use gpulint::source::yaml::Stream;
 use serde_json::Value;
 
+mod support;
+use support::common::{copy_dir, git, kubectl, run};
+
 const FIXTURE: &str = "testdata/kustomize-lint";
 const OVERLAYS: [&str; 3] = ["overlays/prod", "overlays/staging", "overlays/canary"];
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
 
 /// A temp folder holding `repo/`: the fixture, committed on `main`.
 struct Repo {
@@ -63,18 +38,7 @@ impl Repo {
     }
 
     fn gpulint(&self, args: &[&str]) -> (i32, String, String) {
-        let out = Command::cargo_bin("gpulint")
-            .unwrap()
-            .current_dir(&self.dir)
-            .env("NO_COLOR", "1")
-            .args(args)
-            .output()
-            .unwrap();
-        (
-            out.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
+        run(&self.dir, args)
     }
 
     fn json(&self, args: &[&str]) -> Value {
@@ -118,7 +82,7 @@ impl Repo {
 
     /// `kubectl kustomize DIR`, parsed.
     fn kubectl(&self, overlay: &str) -> Vec<Value> {
-        let out = Command::new("kubectl")
+        let out = Command::new(kubectl())
             .current_dir(&self.dir)
             .args(["kustomize", overlay])
             .output()
@@ -353,7 +317,8 @@ fn fix_edits_the_origin_or_adds_an_overlay_patch_and_renders_the_intended_values
     }
     // Idempotent: a second --fix has nothing left to do.
     let tree = repo.tree();
-    let (_, _, stderr) = repo.gpulint(&[".", "--fix"]);
+    let (code_1, _, stderr) = repo.gpulint(&[".", "--fix"]);
+    assert_eq!(code_1, 1, "{stderr}");
     assert!(!stderr.contains("fixed "), "{stderr}");
     assert_eq!(repo.tree(), tree);
 }
@@ -363,7 +328,8 @@ fn fixing_one_overlay_leaves_the_others_unchanged() {
     let repo = Repo::new();
     let staging = repo.kubectl("overlays/staging");
     let canary = repo.kubectl("overlays/canary");
-    let (_, _, stderr) = repo.gpulint(&["overlays/prod", "--fix"]);
+    let (code_2, _, stderr) = repo.gpulint(&["overlays/prod", "--fix"]);
+    assert_eq!(code_2, 0, "{stderr}");
     assert!(stderr.contains("fixed "), "{stderr}");
     assert_eq!(repo.kubectl("overlays/staging"), staging);
     assert_eq!(repo.kubectl("overlays/canary"), canary);
@@ -383,7 +349,8 @@ fn a_later_fix_extends_the_overlays_gpulint_patch() {
         .read("base/deploy.yaml")
         .replacen("memory: 16Gi", "memory: 8Gi", 1);
     repo.write("base/deploy.yaml", &base);
-    let (_, _, stderr) = repo.gpulint(&["overlays/staging", "--fix"]);
+    let (code_3, _, stderr) = repo.gpulint(&["overlays/staging", "--fix"]);
+    assert_eq!(code_3, 0, "{stderr}");
     assert!(
         stderr.contains("fixed overlays/staging/gpulint-deployment-llm.yaml:15: QOS002"),
         "{stderr}"
@@ -442,7 +409,8 @@ fn fix_diff_writes_nothing_and_fix_patch_applies_with_git() {
 #[test]
 fn fix_diff_shows_new_files_as_dev_null() {
     let repo = Repo::new();
-    let (_, diff, _) = repo.gpulint(&[".", "--fix", "--diff"]);
+    let (code_4, diff, _) = repo.gpulint(&[".", "--fix", "--diff"]);
+    assert_eq!(code_4, 1);
     assert!(
         diff.contains("--- /dev/null\n+++ b/overlays/staging/gpulint-deployment-llm.yaml\n"),
         "{diff}"
@@ -452,7 +420,8 @@ fn fix_diff_shows_new_files_as_dev_null() {
 #[test]
 fn fix_commit_commits_the_new_patch_files_too() {
     let repo = Repo::new();
-    let (_, _, stderr) = repo.gpulint(&[".", "--fix", "--commit"]);
+    let (code_5, _, stderr) = repo.gpulint(&[".", "--fix", "--commit"]);
+    assert_eq!(code_5, 1, "{stderr}");
     assert!(!stderr.contains("not fixed"), "{stderr}");
     let stat = git(&repo.dir, &["show", "--stat=200", "--format=", "HEAD"]);
     for file in [
@@ -504,7 +473,8 @@ fn fixes_that_clash_in_one_round_land_in_the_next() {
  "containers": [{"namespace": "ml", "kind": "Deployment", "name": "enc", "container": "tei",
    "samples": 20160, "memory_bytes": {"p50": 8.0e9, "p99": 1.0e10, "max": 1.1e10}, "oom_kills": 0}]}"#,
     );
-    let (_, _, stderr) = repo.gpulint(&["o", "--metrics", "m.json", "--fix"]);
+    let (code_6, _, stderr) = repo.gpulint(&["o", "--metrics", "m.json", "--fix"]);
+    assert_eq!(code_6, 1, "{stderr}");
     assert!(!stderr.contains("not fixed"), "{stderr}");
     assert!(stderr.contains("fixed b/enc.yaml:17: QOS001"), "{stderr}");
     assert!(stderr.contains("fixed b/enc.yaml:18: GPU001"), "{stderr}");
@@ -529,7 +499,8 @@ fn fix_commit_commits_an_edited_base() {
         "",
         "            requests:\n              nvidia.com/gpu: 1\n              cpu: \"2\"\n            limits:\n              nvidia.com/gpu: 1\n              cpu: \"4\"\n",
     );
-    let (_, _, stderr) = repo.gpulint(&["o", "--fix", "--commit"]);
+    let (code_7, _, stderr) = repo.gpulint(&["o", "--fix", "--commit"]);
+    assert_eq!(code_7, 1, "{stderr}");
     assert!(stderr.contains("fixed b/enc.yaml:13: QOS002"), "{stderr}");
     let stat = git(&repo.dir, &["show", "--stat=200", "--format=", "HEAD"]);
     assert_eq!(
@@ -710,7 +681,7 @@ fn a_fix_over_fields_from_two_files_becomes_an_overlay_patch() {
     let llm = object(&mut want, "Deployment", "llm");
     *container(llm, &format!("{LLM}/limits/memory")) = "42Gi".into();
     *container(llm, &format!("{LLM}/requests/memory")) = "42Gi".into();
-    let (_, _, stderr) = repo.gpulint(&[
+    let (code_8, _, stderr) = repo.gpulint(&[
         "overlays/prod",
         "--metrics",
         "metrics.json",
@@ -718,6 +689,7 @@ fn a_fix_over_fields_from_two_files_becomes_an_overlay_patch() {
         "MEM001",
         "--fix",
     ]);
+    assert_eq!(code_8, 0, "{stderr}");
     assert!(
         stderr.contains("fixed overlays/prod/gpulint-deployment-llm.yaml:14: MEM001"),
         "{stderr}"

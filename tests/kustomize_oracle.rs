@@ -1,7 +1,7 @@
 //! The built-in Kustomize renderer against the real thing: `kubectl kustomize` (kustomize v5) on
 //! every kustomization root of testdata/corpus/kustomize and on GPU-shaped trees written here.
-//! Objects are compared in order as plain data (key order ignored). Without kubectl the test
-//! prints a skip message.
+//! Objects are compared in order as plain data (key order ignored). Without kubectl the tests
+//! fail.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -12,16 +12,12 @@ use gpulint::source::kustomize::{
 };
 use gpulint::source::yaml::Stream;
 
-fn kubectl() -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|d| d.join("kubectl"))
-        .find(|p| p.is_file())
-}
+mod support;
+use support::common::{kubectl, write_files};
 
 /// kubectl's output as plain documents, or its error.
 fn oracle(dir: &Path, restrictor: LoadRestrictor) -> Result<Vec<serde_json::Value>, String> {
-    let mut cmd = Command::new(kubectl().expect("kubectl"));
+    let mut cmd = Command::new(kubectl());
     cmd.arg("kustomize").arg(dir);
     if restrictor == LoadRestrictor::None {
         cmd.args(["--load-restrictor", "LoadRestrictionsNone"]);
@@ -141,10 +137,7 @@ fn roots(dir: &Path, out: &mut Vec<PathBuf>) {
 
 #[test]
 fn corpus_renders_like_kubectl_kustomize() {
-    if kubectl().is_none() {
-        println!("skipping: kubectl is not on PATH");
-        return;
-    }
+    kubectl(); // the oracle: fails the test when it is missing
     let mut all = Vec::new();
     roots(
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/corpus/kustomize"),
@@ -154,14 +147,6 @@ fn corpus_renders_like_kubectl_kustomize() {
     let failures: Vec<String> = all.iter().filter_map(|d| compare(d)).collect();
     println!("{} roots, {} disagree", all.len(), failures.len());
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
-}
-
-fn write(dir: &Path, files: &[(&str, &str)]) {
-    for (path, text) in files {
-        let p = dir.join(path);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    }
 }
 
 const PYTORCHJOB: &str = "apiVersion: kubeflow.org/v1
@@ -279,13 +264,10 @@ spec:
 
 #[test]
 fn written_trees_render_like_kubectl_kustomize() {
-    if kubectl().is_none() {
-        println!("skipping: kubectl is not on PATH");
-        return;
-    }
+    kubectl(); // the oracle: fails the test when it is missing
     let tmp = tempfile::tempdir().unwrap();
     let t = tmp.path();
-    write(
+    write_files(
         t,
         &[
             // PyTorchJob + a patch on one worker container's resources (kustomize replaces CRD lists).
@@ -368,13 +350,10 @@ fn written_trees_render_like_kubectl_kustomize() {
 
 #[test]
 fn external_fallback_maps_origins_by_identity() {
-    if kubectl().is_none() {
-        println!("skipping: kubectl is not on PATH");
-        return;
-    }
+    kubectl(); // the oracle: fails the test when it is missing
     let tmp = tempfile::tempdir().unwrap();
     let t = tmp.path();
-    write(
+    write_files(
         t,
         &[
             ("base/resources.yaml", DEPLOYMENT),

@@ -2,27 +2,13 @@
 //! measured fix (`--metrics … --fix`) that sets requests = limits to them.
 
 use std::path::Path;
-use std::process::Command;
 
-use assert_cmd::cargo::CommandCargoExt;
 use serde_json::Value;
 
-const DIR: &str = "testdata/fixtures/metrics";
+mod support;
+use support::common::run;
 
-fn gpulint(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = Command::cargo_bin("gpulint")
-        .unwrap()
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+const DIR: &str = "testdata/fixtures/metrics";
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -30,7 +16,7 @@ fn root() -> &'static Path {
 
 #[test]
 fn measured_findings_carry_their_recommendations() {
-    let (code, stdout, stderr) = gpulint(
+    let (code, stdout, stderr) = run(
         root(),
         &[
             &format!("{DIR}/workloads.yaml"),
@@ -61,7 +47,7 @@ fn measured_findings_carry_their_recommendations() {
 
 #[test]
 fn human_output_of_measured_findings() {
-    let (_, stdout, _) = gpulint(
+    let (code_1, stdout, _) = run(
         root(),
         &[
             &format!("{DIR}/workloads.yaml"),
@@ -71,6 +57,7 @@ fn human_output_of_measured_findings() {
             "MEM001,MEM003",
         ],
     );
+    assert_eq!(code_1, 1);
     insta::assert_snapshot!(stdout);
 }
 
@@ -87,21 +74,28 @@ fn measured_fix_sets_requests_equal_to_limits_at_the_recommendation() {
         dir.path().join("m.json"),
     )
     .unwrap();
-    let (_, stdout, stderr) = gpulint(
+    let (code_2, stdout, stderr) = run(
         dir.path(),
         &["w.yaml", "--metrics", "m.json", "--fix", "--diff"],
     );
+    assert_eq!(code_2, 1, "{stderr}");
     insta::assert_snapshot!(stdout);
-    assert!(stderr.contains("fixable") || !stderr.is_empty(), "{stderr}");
-    let (_, _, stderr) = gpulint(dir.path(), &["w.yaml", "--metrics", "m.json", "--fix"]);
+    // `--diff` writes nothing: the summary counts the 5 fixable findings still there.
+    assert_eq!(
+        stderr,
+        "Found 9 finding(s) in 1 of 1 file(s) read: 2 error(s), 5 warning(s), 2 info; 5 fixable\n"
+    );
+    let (code_3, _, stderr) = run(dir.path(), &["w.yaml", "--metrics", "m.json", "--fix"]);
+    assert_eq!(code_3, 1, "{stderr}");
     assert!(stderr.contains("fixed w.yaml"), "{stderr}");
     // Idempotent: the fixed file needs no further measured fix.
-    let (_, stdout, _) = gpulint(
+    let (code_4, stdout, _) = run(
         dir.path(),
         &["w.yaml", "--metrics", "m.json", "--fix", "--diff"],
     );
+    assert_eq!(code_4, 1);
     assert_eq!(stdout, "");
-    let (_, stdout, _) = gpulint(
+    let (code_5, stdout, _) = run(
         dir.path(),
         &[
             "w.yaml",
@@ -113,6 +107,7 @@ fn measured_fix_sets_requests_equal_to_limits_at_the_recommendation() {
             "MEM001,MEM002,QOS001,QOS002",
         ],
     );
+    assert_eq!(code_5, 0);
     let value: Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(value["findings"], serde_json::json!([]), "{value:#}");
 }
@@ -130,7 +125,7 @@ fn a_bad_snapshot_is_an_error_with_its_position() {
         dir.path().join("w.yaml"),
     )
     .unwrap();
-    let (code, _, stderr) = gpulint(dir.path(), &["w.yaml", "--metrics", "m.json"]);
+    let (code, _, stderr) = run(dir.path(), &["w.yaml", "--metrics", "m.json"]);
     assert_eq!(code, 2);
     assert!(stderr.contains("m.json:2:"), "{stderr}");
 }
@@ -151,11 +146,12 @@ fn the_config_gives_the_namespace_of_manifests_without_one() {
         dir.path().join("m.json"),
     )
     .unwrap();
-    let rules = |dir: &Path| {
-        let (_, stdout, _) = gpulint(
+    let rules = |dir: &Path, expected_code: i32| {
+        let (code_6, stdout, _) = run(
             dir,
             &["llm.yaml", "--metrics", "m.json", "--format", "json"],
         );
+        assert_eq!(code_6, expected_code);
         let v: Value = serde_json::from_str(&stdout).unwrap();
         v["findings"]
             .as_array()
@@ -165,10 +161,10 @@ fn the_config_gives_the_namespace_of_manifests_without_one() {
             .collect::<Vec<_>>()
     };
     assert!(
-        rules(dir.path()).contains(&"MET001".to_string()),
+        rules(dir.path(), 0).contains(&"MET001".to_string()),
         "in `default`, nothing measured"
     );
     std::fs::write(dir.path().join(".gpulint.yaml"), "namespace: ml\n").unwrap();
-    let measured = rules(dir.path());
+    let measured = rules(dir.path(), 1);
     assert!(measured.contains(&"MEM001".to_string()), "{measured:?}");
 }

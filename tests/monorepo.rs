@@ -8,6 +8,9 @@ use std::process::Command;
 use gpulint::config::Config;
 use gpulint::source::discover::discover;
 
+mod support;
+use support::common::gpulint;
+
 /// `bench/gen_monorepo.py`'s tree, small: 20 overlays over 10 bases (overlay i uses base i % 10).
 fn monorepo() -> (tempfile::TempDir, PathBuf) {
     let tmp = tempfile::tempdir().expect("temp dir");
@@ -75,10 +78,9 @@ fn a_named_base_file_renders_the_base_and_every_overlay_over_it() {
 #[test]
 fn the_finding_of_a_named_patch_lands_in_it() {
     let (_tmp, root) = monorepo();
-    let out = Command::new(env!("CARGO_BIN_EXE_gpulint"))
+    let out = gpulint()
         .args(["apps/app7/overlays/prod/patch.yaml", "--format", "json"])
         .current_dir(&root)
-        .env_remove("GPULINT_HELM")
         .output()
         .expect("gpulint runs");
     assert_eq!(

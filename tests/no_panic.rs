@@ -47,53 +47,14 @@ use gpulint::rules::{self, RepoFacts, RULES};
 use gpulint::source::yaml::{Node, ScalarKind, ScalarStyle, Span, Stream, Value};
 use serde_json::Value as Json;
 
+mod support;
+use support::common::Rng;
+
 // ------------------------------------------------------------------------------------------
 // Deterministic randomness
 
-/// xorshift64* (Vigna): tiny, fast, good enough to pick mutations.
-struct Rng(u64);
-
+/// The shared RNG (tests/support/common.rs) plus the length picker only the fuzzer needs.
 impl Rng {
-    fn new(seed: u64) -> Rng {
-        // splitmix64 of the seed, so nearby seeds give unrelated streams; never zero.
-        let mut z = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        Rng((z ^ (z >> 31)) | 1)
-    }
-
-    fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    /// Uniform in `0..n` (`n > 0`).
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    /// Uniform in `lo..=hi`.
-    fn range(&mut self, lo: usize, hi: usize) -> usize {
-        lo + self.below(hi - lo + 1)
-    }
-
-    /// True with probability `percent`/100.
-    fn chance(&mut self, percent: usize) -> bool {
-        self.below(100) < percent
-    }
-
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len())]
-    }
-
-    fn one(&mut self, items: &[&'static str]) -> &'static str {
-        items[self.below(items.len())]
-    }
-
     /// A length that is usually small but sometimes large.
     fn len(&mut self, max: usize) -> usize {
         match self.below(10) {

@@ -3,30 +3,13 @@
 //! a kill never lowers a limit; once the manifest covers the need the kill is an info (MEM005),
 //! so the run after a fix passes. Verdicts compare with the computed need, not its rounding.
 
-use std::path::Path;
-use std::process::Command;
-
-use assert_cmd::cargo::CommandCargoExt;
 use serde_json::Value;
+
+mod support;
+use support::common::{git, run};
 
 const GI: f64 = 1024.0 * 1024.0 * 1024.0;
 const MI: f64 = 1024.0 * 1024.0;
-
-fn gpulint(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = Command::cargo_bin("gpulint")
-        .expect("the gpulint binary")
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .env_remove("GPULINT_PROMETHEUS_TOKEN")
-        .args(args)
-        .output()
-        .expect("gpulint runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 /// A snapshot with one container entry.
 fn snapshot(kind: &str, name: &str, container: &str, series: &str) -> String {
@@ -53,7 +36,7 @@ impl Repo {
     fn run(&self, extra: &[&str]) -> (i32, String, String) {
         let mut args = vec!["w.yaml", "--metrics", "m.json"];
         args.extend_from_slice(extra);
-        gpulint(self.dir.path(), &args)
+        run(self.dir.path(), &args)
     }
 
     /// The findings of `rule` in the JSON output, and the exit code.
@@ -122,13 +105,15 @@ fn a_kill_above_the_observed_max_raises_from_the_limit_it_hit() {
     );
     assert_eq!(found[0]["recommended"]["memory"], "38Gi");
     assert_eq!(found[0]["fixable"], true);
-    let (_, _, stderr) = repo.run(&["--fix"]);
+    let (code_1, _, stderr) = repo.run(&["--fix"]);
+    assert_eq!(code_1, 0, "{stderr}");
     let text = repo.text();
     assert_eq!(text.matches("memory: 38Gi").count(), 2, "{stderr}\n{text}");
     // The next run: the kill is addressed (MEM005, info), and the run passes.
     let (code, found) = repo.findings("MEM003");
     assert!(found.is_empty(), "{found:?}");
-    let (_, addressed) = repo.findings("MEM005");
+    let (code_2, addressed) = repo.findings("MEM005");
+    assert_eq!(code_2, 0);
     assert_eq!(addressed.len(), 1);
     assert_eq!(addressed[0]["severity"], "info");
     assert_eq!(addressed[0]["recommended"]["memory"], "38Gi");
@@ -173,7 +158,8 @@ fn one_fix_run_writes_the_number_the_message_gave() {
         PYTORCHJOB,
         &snapshot("PyTorchJob", "sft", "pytorch", &series),
     );
-    let (_, found) = repo.findings("MEM003");
+    let (code_3, found) = repo.findings("MEM003");
+    assert_eq!(code_3, 1);
     assert_eq!(found.len(), 1, "{found:?}");
     let msg = found[0]["message"].as_str().unwrap_or_default();
     assert!(msg.contains("to 27Gi"), "{msg}");
@@ -198,7 +184,8 @@ fn one_fix_run_writes_the_number_the_message_gave() {
     // A second run and a second fix run change nothing.
     let (code, found) = repo.findings("MEM005");
     assert_eq!((code, found.len()), (0, 1), "{found:?}");
-    let (_, diff, _) = repo.run(&["--fix", "--diff"]);
+    let (code_4, diff, _) = repo.run(&["--fix", "--diff"]);
+    assert_eq!(code_4, 0);
     assert_eq!(diff, "");
 }
 
@@ -256,7 +243,8 @@ fn after_the_fix_the_kill_is_an_info_at_the_limit() {
     assert_eq!(code, 0);
     assert!(repo.findings("MEM003").1.is_empty());
     assert!(repo.findings("MEM002").1.is_empty(), "no lowering advice");
-    let (_, diff, _) = repo.run(&["--fix", "--diff"]);
+    let (code_5, diff, _) = repo.run(&["--fix", "--diff"]);
+    assert_eq!(code_5, 0);
     assert_eq!(diff, "", "nothing to write");
 }
 
@@ -300,7 +288,8 @@ fn verdicts_compare_with_the_need_not_its_rounding() {
     let enough = Repo::new(&replicaset("250Mi"), &metrics);
     assert!(enough.findings("MEM001").1.is_empty());
     let short = Repo::new(&replicaset("190Mi"), &metrics);
-    let (_, found) = short.findings("MEM001");
+    let (code_6, found) = short.findings("MEM001");
+    assert_eq!(code_6, 1);
     assert_eq!(found.len(), 1);
     assert_eq!(found[0]["recommended"]["memory"], "256Mi");
 }
@@ -326,16 +315,6 @@ spec:
               memory: 64Gi
               nvidia.com/gpu: 1
 ";
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("git runs");
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
 
 /// Round 1 sets the request to the limit (QOS002: 48Gi -> 64Gi), round 2 sets both to the
 /// measured 21Gi (MEM002). The log and the commit message say `48Gi -> 21Gi` once, never the
@@ -404,9 +383,11 @@ fn a_request_above_its_limit_raises_the_limit_to_the_measurement() {
     };
     for (p99, want) in [(20.0 * GI, "23Gi"), (4.0 * GI, "16Gi")] {
         let repo = Repo::new(&manifest, &measured(p99));
-        let (_, found) = repo.findings("RES001");
+        let (code_7, found) = repo.findings("RES001");
+        assert_eq!(code_7, 1);
         assert_eq!(found.len(), 1, "{found:?}");
-        let (_, _, stderr) = repo.run(&["--fix", "--select", "RES001"]);
+        let (code_8, _, stderr) = repo.run(&["--fix", "--select", "RES001"]);
+        assert_eq!(code_8, 0, "{stderr}");
         let text = repo.text();
         assert!(
             text.contains("requests:\n              memory: 16Gi"),

@@ -23,6 +23,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant, SystemTime};
 
+mod support;
+use support::common::{self, copy_dir, git_with, GIT_REPO_VARS};
+
 /// What `cargo install --path` reads from the repository (everything else is left out so that
 /// an unrelated change, e.g. in tests/ or testdata/, does not change the rev and rebuild).
 const HOOK_REPO_FILES: &[&str] = &[
@@ -57,17 +60,6 @@ spec:
               memory: 24Gi
 ";
 
-/// Git variables that would point our git commands (and pre-commit's) at another repository.
-const GIT_REPO_VARS: &[&str] = &[
-    "GIT_DIR",
-    "GIT_WORK_TREE",
-    "GIT_INDEX_FILE",
-    "GIT_OBJECT_DIRECTORY",
-    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-    "GIT_COMMON_DIR",
-    "GIT_PREFIX",
-];
-
 fn pre_commit_exe() -> Option<PathBuf> {
     if std::env::var("GPULINT_SKIP_PRE_COMMIT").as_deref() == Ok("1") {
         eprintln!("pre-commit hook test skipped: GPULINT_SKIP_PRE_COMMIT=1");
@@ -89,32 +81,16 @@ fn pre_commit_exe() -> Option<PathBuf> {
 }
 
 /// A git command isolated from the machine's git config and from any outer repository.
+/// Fixed dates too, so the same tree gives the same commit id (the hook store's key).
 fn git_cmd(dir: &Path) -> Command {
-    let mut cmd = Command::new("git");
-    cmd.current_dir(dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_AUTHOR_NAME", "gpulint test")
-        .env("GIT_AUTHOR_EMAIL", "test@gpulint.invalid")
-        .env("GIT_COMMITTER_NAME", "gpulint test")
-        .env("GIT_COMMITTER_EMAIL", "test@gpulint.invalid")
-        .env("GIT_AUTHOR_DATE", "2000-01-01T00:00:00Z")
+    let mut cmd = common::git_cmd(dir);
+    cmd.env("GIT_AUTHOR_DATE", "2000-01-01T00:00:00Z")
         .env("GIT_COMMITTER_DATE", "2000-01-01T00:00:00Z");
-    for var in GIT_REPO_VARS {
-        cmd.env_remove(var);
-    }
     cmd
 }
 
 fn git(dir: &Path, args: &[&str]) -> String {
-    let out = git_cmd(dir).args(args).output().expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?} in {} failed: {}",
-        dir.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    git_with(git_cmd(dir), args).trim().to_owned()
 }
 
 /// `git init` and one commit of everything in `dir` (deterministic: see `git_cmd`).
@@ -123,19 +99,6 @@ fn init_and_commit(dir: &Path, message: &str) {
     git(dir, &["init", "-q", "-b", "main"]);
     git(dir, &["add", "-A"]);
     git(dir, &commit);
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for entry in fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }
 
 /// Copies the working tree's build inputs into a fresh repository with one deterministic

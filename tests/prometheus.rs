@@ -18,6 +18,8 @@ use support::fake_http::{dead_url, RecordingServer, SilentServer};
 use support::openmetrics::{labels, OpenMetrics};
 use support::prometheus::{backfill, copy_blocks, tools, Prometheus};
 
+use support::common::gpulint;
+
 const MIB: f64 = 1024.0 * 1024.0;
 const GIB: f64 = 1024.0 * MIB;
 const HOUR: i64 = 3600;
@@ -1059,7 +1061,7 @@ fn the_cli_snapshot_and_live_modes_agree(prom: &Prometheus, cluster: &Cluster) {
     assert!(manifests.matches("kind:").count() >= 3, "{manifests}");
     std::fs::write(repo.path().join("workloads.yaml"), manifests).expect("write");
     let run_env = |args: &[&str], env: &[(&str, &str)]| {
-        let out = Command::new(env!("CARGO_BIN_EXE_gpulint"))
+        let out = gpulint()
             .current_dir(repo.path())
             .args(args)
             .envs(env.iter().copied())

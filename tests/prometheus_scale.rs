@@ -25,12 +25,13 @@ mod support;
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use gpulint::metrics::usage::{ContainerKey, UsageSet};
 use support::openmetrics::{labels, OpenMetrics};
 use support::prometheus::{backfill, tools, Prometheus};
+
+use support::common::gpulint;
 
 const MIB: f64 = 1024.0 * 1024.0;
 const MINUTE: i64 = 60;
@@ -452,7 +453,7 @@ fn snapshot(prom: &Prometheus, repo: &Path) -> Snapshot {
     let out_file = repo.join("snap.json");
     let before = prom.query_requests();
     let t = Instant::now();
-    let out = Command::new(env!("CARGO_BIN_EXE_gpulint"))
+    let out = gpulint()
         .current_dir(repo)
         .args(["snapshot", "--prometheus", &prom.url, "--window", WINDOW])
         .arg("-o")

@@ -10,8 +10,10 @@ use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use assert_cmd::cargo::CommandCargoExt;
 use serde_json::Value;
+
+mod support;
+use support::common::{gpulint, output};
 
 const FIXTURES: &str = "testdata/fixtures/output";
 const DEMO: &str = "testdata/demo";
@@ -22,24 +24,14 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// `gpulint <args>` in the crate root, with a fixed report date.
 fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::cargo_bin("gpulint")
-        .expect("binary built")
-        .current_dir(root())
-        .env("NO_COLOR", "1")
-        .env("SOURCE_DATE_EPOCH", EPOCH)
-        .args(args)
-        .output()
-        .expect("gpulint runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    output(gpulint().env("SOURCE_DATE_EPOCH", EPOCH).args(args))
 }
 
 fn json_findings(path: &str) -> Vec<Value> {
-    let (_, stdout, _) = run(&[path, "--format", "json"]);
+    let (code_1, stdout, _) = run(&[path, "--format", "json"]);
+    assert_eq!(code_1, 1);
     let v: Value = serde_json::from_str(&stdout).expect("JSON report");
     v["findings"].as_array().expect("findings").clone()
 }
@@ -106,7 +98,8 @@ fn junit_has_one_case_per_finding_and_fails_at_fail_on() {
         ),
         ("info", findings.len()),
     ] {
-        let (_, xml, _) = run(&[DEMO, "--format", "junit", "--fail-on", fail_on]);
+        let (code_2, xml, _) = run(&[DEMO, "--format", "junit", "--fail-on", fail_on]);
+        assert_eq!(code_2, 1);
         xmllint_validates(&xml);
         assert_eq!(xml.matches("<testcase ").count(), findings.len());
         assert_eq!(xml.matches("<testsuite ").count(), rules.len());
@@ -177,7 +170,8 @@ fn gitlab_output() {
 #[test]
 fn gitlab_issues_match_the_findings_with_unique_fingerprints() {
     let findings = json_findings(DEMO);
-    let (_, stdout, _) = run(&[DEMO, "--format", "gitlab"]);
+    let (code_3, stdout, _) = run(&[DEMO, "--format", "gitlab"]);
+    assert_eq!(code_3, 1);
     validate_gitlab(&stdout);
     let issues: Vec<Value> = serde_json::from_str(&stdout).unwrap();
     assert_eq!(issues.len(), findings.len());
@@ -214,7 +208,8 @@ fn inventory_csv() {
     insta::assert_snapshot!(stdout);
     // Python's csv module reads it back: the same number of fields on every row, and one row
     // per container of the JSON inventory.
-    let (_, json, _) = run(&["inventory", FIXTURES, "--format", "json"]);
+    let (code_4, json, _) = run(&["inventory", FIXTURES, "--format", "json"]);
+    assert_eq!(code_4, 0);
     let inventory: Value = serde_json::from_str(&json).unwrap();
     let containers: usize = inventory["workloads"]
         .as_array()
@@ -268,7 +263,8 @@ fn one_run_writes_several_reports_equal_to_single_runs() {
         ("gitlab", "codequality.json"),
         ("html", "report.html"),
     ] {
-        let (_, single, _) = run(&[FIXTURES, "--format", format]);
+        let (code_5, single, _) = run(&[FIXTURES, "--format", format]);
+        assert_eq!(code_5, 1);
         assert_eq!(
             std::fs::read_to_string(file(name)).unwrap(),
             single,
@@ -581,7 +577,8 @@ fn html_in_chromium_sorts_filters_and_fetches_nothing() {
         let message = f["message"].as_str().unwrap();
         assert!(b.dom.contains(&dom_text(message)), "{message}");
     }
-    let (_, inventory, _) = run(&["inventory", DEMO, "--format", "json"]);
+    let (code_6, inventory, _) = run(&["inventory", DEMO, "--format", "json"]);
+    assert_eq!(code_6, 0);
     let inventory: Value = serde_json::from_str(&inventory).unwrap();
     let mut total = 0;
     for ns in inventory["namespaces"].as_array().unwrap() {
@@ -662,7 +659,8 @@ fn with_fix_diff_the_diff_is_on_stdout_and_the_report_in_its_file() {
     assert!(stdout.starts_with("--- "), "{stdout}");
     let xml = std::fs::read_to_string(&report).expect("-o is written with --diff");
     // The report of the lint, as without --fix (--diff writes nothing).
-    let (_, plain, _) = run(&[dir.path().to_str().unwrap(), "--format", "junit"]);
+    let (code_7, plain, _) = run(&[dir.path().to_str().unwrap(), "--format", "junit"]);
+    assert_eq!(code_7, 1);
     assert_eq!(xml, plain);
     assert!(xml.contains("classname=\"gpulint.GPU002\""), "{xml}");
     xmllint_validates(&xml);

@@ -11,13 +11,14 @@
 //!   (and `--unsafe-fixes`) print, so "N fixable" never stands next to "nothing to fix".
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-use assert_cmd::cargo::CommandCargoExt;
 use gpulint::config::Config;
 use gpulint::fix::apply::{plan, FixPlan};
 use gpulint::lint::{Linter, Run, Selection};
 use gpulint::rules::{FixAvailability, RULES};
+
+mod support;
+use support::common::{gpulint, output};
 
 fn fixtures(id: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -144,19 +145,6 @@ fn every_fixable_finding_is_fixed_and_no_other_is() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-fn gpulint(args: &[&str]) -> (String, String) {
-    let out = Command::cargo_bin("gpulint")
-        .unwrap()
-        .env("NO_COLOR", "1")
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
 #[test]
 fn the_reported_flags_match_what_fix_writes() {
     for rule in RULES {
@@ -167,8 +155,18 @@ fn the_reported_flags_match_what_fix_writes() {
         if let Some(m) = &metrics {
             args.extend(["--metrics", m.as_str()]);
         }
-        let (json, _) = gpulint(&[args.as_slice(), &["--format", "json"]].concat());
+        let run = |extra: &[&str]| output(gpulint().args(&args).args(extra));
+        let (json_code, json, json_err) = run(&["--format", "json"]);
         let report: serde_json::Value = serde_json::from_str(&json).unwrap();
+        // Exit 1 when a finding at or above `--fail-on warning` (the default) is there; `--diff`
+        // writes nothing, so every run below exits the same way.
+        let fails = report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["severity"] == "error" || f["severity"] == "warning");
+        let expected_code = i32::from(fails);
+        assert_eq!(json_code, expected_code, "{}: {json_err}", rule.id);
         let count = |flag: &str| {
             report["findings"]
                 .as_array()
@@ -178,22 +176,24 @@ fn the_reported_flags_match_what_fix_writes() {
                 .count()
         };
         let (fixable, unsafe_fix) = (count("fixable"), count("unsafe_fix"));
-        let (diff, stderr) = gpulint(&[args.as_slice(), &["--fix", "--diff"]].concat());
+        let (diff_code, diff, stderr) = run(&["--fix", "--diff"]);
+        assert_eq!(diff_code, expected_code, "{}: {stderr}", rule.id);
         assert_eq!(
             fixable > 0,
             !diff.is_empty(),
             "{}: {fixable} fixable, diff:\n{diff}{stderr}",
             rule.id
         );
-        let (human, _) = gpulint(&args);
+        let (human_code, human, human_err) = run(&[]);
+        assert_eq!(human_code, expected_code, "{}: {human_err}", rule.id);
         assert_eq!(
             human.contains(&format!("; {fixable} fixable")),
             fixable > 0,
             "{}: {human}",
             rule.id
         );
-        let (unsafe_diff, _) =
-            gpulint(&[args.as_slice(), &["--fix", "--diff", "--unsafe-fixes"]].concat());
+        let (unsafe_code, unsafe_diff, unsafe_err) = run(&["--fix", "--diff", "--unsafe-fixes"]);
+        assert_eq!(unsafe_code, expected_code, "{}: {unsafe_err}", rule.id);
         if unsafe_fix > 0 {
             assert_ne!(unsafe_diff, diff, "{}: unsafe fixes write more", rule.id);
             assert!(

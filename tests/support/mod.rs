@@ -1,7 +1,10 @@
-//! Helpers for tests/prometheus.rs: a real Prometheus (Debian's package) fed by backfilled
-//! OpenMetrics, and tiny local TCP servers that record or stall requests.
+//! Helpers shared by the integration tests (each test file says `mod support;`): `common` (the
+//! gpulint binary with a clean environment, git, copy_dir, the RNG) for all of them; for the
+//! Prometheus tests a real Prometheus (Debian's package) fed by backfilled OpenMetrics, and tiny
+//! local TCP servers that record or stall requests.
 #![allow(dead_code)]
 
+pub mod common;
 pub mod fake_http;
 pub mod openmetrics;
 pub mod prometheus;
