@@ -13,6 +13,7 @@
 #   BENCH_SLOW_RUNS / BENCH_SLOW_WARMUP / BENCH_SLOW_RSS_RUNS / BENCH_SLOW_RETRIES
 #                      the same for the slow peers (checkov): default 2 / 0 / 1 / 1
 #   BENCH_MAX_RATIO    budget for gpulint / bare-parse-tree (default 3)
+#   BENCH_MAX_SERIAL_RATIO  budget for gpulint / bare-parse-events-1t (default 1.5)
 #   BENCH_MIN_PEER_SPEEDUP  gpulint must be this many times faster than each peer (default 100)
 #   BENCH_MAX_RSS_MIB  budget for gpulint's peak RSS in MiB (default 300)
 #   BENCH_CHECKOV_VERSION   checkov version installed from PyPI (default 3.3.30)
@@ -81,6 +82,9 @@ q() { printf '%q' "$1"; }
 register_tool gpulint            subject "0 1" "$(q "$GPULINT") @DATA@ --format json"
 register_tool bare-parse-tree    floor   "0"   "$(q "$BARE") @DATA@"
 register_tool bare-parse-events  floor   "0"   "$(q "$BARE") --events-only @DATA@"
+# Issue 15's floor: the event parse on one thread (rayon's pool of one), what a plain
+# single-threaded parser does; gpulint on every core is held to BENCH_MAX_SERIAL_RATIO of it.
+register_tool bare-parse-events-1t floor "0"  "env RAYON_NUM_THREADS=1 $(q "$BARE") --events-only @DATA@"
 
 # ---------------------------------------------------------------------------------------------
 # Measuring tools: hyperfine (preferred) and GNU time
@@ -423,6 +427,7 @@ status=0
 "$PYTHON" "$BENCH_DIR/summarize.py" \
     --timings "$TIMINGS" --rss "$WORK/rss.tsv" --tools "$TOOLS_TSV" --generated "$WORK/generated.json" \
     --n "$N" --method "$METHOD" --max-ratio "$MAX_RATIO" --git "$GIT_REV" \
+    --max-serial-ratio "${BENCH_MAX_SERIAL_RATIO:-1.5}" \
     --min-peer-speedup "${BENCH_MIN_PEER_SPEEDUP:-100}" --max-rss-mib "${BENCH_MAX_RSS_MIB:-300}" \
     --rustc "$(rustc --version 2>/dev/null || echo unknown)" \
     --out-md "$RESULTS/n$N.md" --out-json "$RESULTS/n$N-summary.json" || status=$?

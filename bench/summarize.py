@@ -80,6 +80,7 @@ def main():
     ap.add_argument("--n", type=int, required=True)
     ap.add_argument("--method", required=True)
     ap.add_argument("--max-ratio", type=float, default=3.0)
+    ap.add_argument("--max-serial-ratio", type=float, default=1.5)
     ap.add_argument("--min-core-share", type=float, default=float(os.environ.get("BENCH_MIN_CORE_SHARE", "0.75")))
     ap.add_argument("--min-peer-speedup", type=float, default=100.0,
                     help="gpulint must be this many times faster than each tool of role peer")
@@ -162,6 +163,13 @@ def main():
         verdicts.append({
             "check": "gpulint end to end within %gx of the bare tree parse (%s)" % (args.max_ratio, baseline),
             "value": "%.2fx" % ratio, "ok": ratio <= args.max_ratio})
+    serial = by.get("bare-parse-events-1t")
+    if subject and serial:
+        ratio = subject["mean_s"] / serial["mean_s"]
+        verdicts.append({
+            "check": "gpulint end to end within %gx of a single-threaded event parse (bare-parse-events-1t)"
+                     % args.max_serial_ratio,
+            "value": "%.2fx" % ratio, "ok": ratio <= args.max_serial_ratio})
     if subject:
         need = args.min_core_share * nproc
         verdicts.append({
@@ -216,6 +224,7 @@ def main():
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "baseline": baseline,
         "max_ratio": args.max_ratio,
+        "max_serial_ratio": args.max_serial_ratio,
         "min_peer_speedup": args.min_peer_speedup,
         "max_rss_mib": args.max_rss_mib,
         "background_cores": background,
