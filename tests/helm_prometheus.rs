@@ -14,7 +14,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use support::openmetrics::{labels, OpenMetrics};
 use support::prometheus::{backfill, tools, Prometheus};
 
-use support::common::{copy_dir, gpulint, helm};
+use support::common::{copy_dir, gpulint, helm, output};
 
 const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
 const DAY: i64 = 86_400;
@@ -161,22 +161,17 @@ fn a_release_alone_in_its_namespace_is_measured_and_rendered_once() {
     let wrapper = wrapper.to_string_lossy().into_owned();
     let run = |args: &[&str]| {
         let _ = fs::remove_file(&calls);
-        let out = gpulint()
-            .current_dir(&repo)
-            .env("NO_COLOR", "1")
-            .args(args)
-            .args(["--helm", &wrapper])
-            .output()
-            .unwrap();
+        let (code, stdout, stderr) = output(
+            gpulint()
+                .current_dir(&repo)
+                .env("NO_COLOR", "1")
+                .args(args)
+                .args(["--helm", &wrapper]),
+        );
         let count = fs::read_to_string(&calls)
             .map(|t| t.lines().count())
             .unwrap_or(0);
-        (
-            out.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-            count,
-        )
+        (code, stdout, stderr, count)
     };
     let url = prom.url.as_str();
     let (code, live, err, live_calls) = run(&[
