@@ -9,7 +9,9 @@ use gpulint::rules::{FixAvailability, RuleInfo, RULES};
 
 mod support;
 use support::common::{gpulint, output};
-use support::rule_docs::{fix_cell, read, readme_rules_section, root, rule_rows, FIX_CELL};
+use support::rule_docs::{
+    fix_cell, read, readme_fix_table, readme_rules_section, root, rule_rows, FIX_CELL,
+};
 
 /// `on`/`off` as the tables write it (`on*`: on, with measurements only).
 fn default_of(r: &RuleInfo) -> &'static str {
@@ -88,6 +90,28 @@ fn the_readme_rule_table_matches_the_registry() {
 fn the_rules_readme_table_matches_the_registry() {
     let text = read("rules/README.md");
     check_table(&rule_rows(&text, "rules/README.md"), "rules/README.md");
+}
+
+/// The README's `## Fixing` table lists exactly the rules whose findings may carry a fix
+/// (which kinds, safe or unsafe, `tests/rules_fixable.rs` holds to the fixtures).
+#[test]
+fn the_readme_fix_table_lists_the_rules_with_fixes() {
+    let table = readme_fix_table();
+    for id in table.keys() {
+        assert!(
+            RULES.iter().any(|r| r.id == id),
+            "README ## Fixing: {id} is not a rule of the registry"
+        );
+    }
+    for r in RULES {
+        assert_eq!(
+            table.contains_key(r.id),
+            r.fix != FixAvailability::Never,
+            "README ## Fixing: {} (fix {:?}) listed or not",
+            r.id,
+            r.fix
+        );
+    }
 }
 
 #[test]

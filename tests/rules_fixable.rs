@@ -7,8 +7,8 @@
 //!   unsafe fix is written only with `--unsafe-fixes`.
 //! * The registry's `FixAvailability` matches: `Always` rules fix every fixture finding, `Never`
 //!   rules none, `Sometimes` rules some and not others; and the fix column of both rule tables
-//!   (README.md, rules/README.md) names exactly the kinds of fix (safe, unsafe) the fixtures
-//!   show.
+//!   (README.md, rules/README.md) and the README's `## Fixing` table name exactly the kinds of
+//!   fix (safe, unsafe) the fixtures show.
 //! * Through the binary: the JSON `fixable`/`unsafe_fix` flags agree with what `--fix --diff`
 //!   (and `--unsafe-fixes`) print, so "N fixable" never stands next to "nothing to fix".
 
@@ -16,13 +16,14 @@ use gpulint::rules::{FixAvailability, RULES};
 
 mod support;
 use support::common::{gpulint, output};
-use support::rule_docs::{fix_cell, rule_tables, FIX_CELL};
+use support::rule_docs::{fix_cell, fix_kinds, readme_fix_table, rule_tables, FIX_CELL};
 use support::rule_fixtures::{edits_of, fixtures, lint, plan_one, snapshot, Linted};
 
 #[test]
 fn every_fixable_finding_is_fixed_and_no_other_is() {
     let mut failures = Vec::new();
     let tables = rule_tables();
+    let fix_table = readme_fix_table();
     for rule in RULES {
         let Linted {
             linter,
@@ -106,6 +107,14 @@ fn every_fixable_finding_is_fixed_and_no_other_is() {
                     rule.id
                 ));
             }
+        }
+        let listed = fix_table.get(rule.id).map(|cells| cells.join(", "));
+        let listed_kinds = listed.as_deref().map_or((false, false), fix_kinds);
+        if listed_kinds != (safe_seen, unsafe_seen) {
+            failures.push(format!(
+                "README ## Fixing: {} is listed as {listed:?}, the fixtures show safe fixes: {safe_seen}, unsafe: {unsafe_seen}",
+                rule.id
+            ));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));

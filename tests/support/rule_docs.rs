@@ -88,13 +88,44 @@ pub struct FixCell {
 
 pub fn fix_cell(cell: &str) -> FixCell {
     let (availability, rest) = cell.split_once(':').unwrap_or((cell, ""));
-    let words: Vec<&str> = rest
+    let (safe, unsafe_) = fix_kinds(rest);
+    FixCell {
+        availability: availability.trim().to_string(),
+        safe,
+        unsafe_,
+    }
+}
+
+/// Whether `text` names a safe fix and an unsafe one, as whole words (`--unsafe-fixes` is
+/// unsafe).
+pub fn fix_kinds(text: &str) -> (bool, bool) {
+    let words: Vec<&str> = text
         .split(|c: char| !c.is_ascii_alphabetic())
         .filter(|w| !w.is_empty())
         .collect();
-    FixCell {
-        availability: availability.trim().to_string(),
-        safe: words.contains(&"safe"),
-        unsafe_: words.contains(&"unsafe"),
+    (words.contains(&"safe"), words.contains(&"unsafe"))
+}
+
+/// The README's `## Fixing` table (`| rule | fix | applicability |`, a rule on one row per kind
+/// of fix): id → the applicability cells of its rows.
+pub fn readme_fix_table() -> BTreeMap<String, Vec<String>> {
+    let readme = read("README.md");
+    let start = readme
+        .find("\n## Fixing\n")
+        .expect("README has a `## Fixing` section");
+    let section = &readme[start + 1..];
+    let section = &section[..section[3..].find("\n## ").map_or(section.len(), |i| i + 3)];
+    let mut table = section
+        .lines()
+        .skip_while(|l| !l.starts_with("| rule | fix | applicability |"));
+    assert!(table.next().is_some(), "README ## Fixing has its fix table");
+    let mut rows: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for line in table.skip(1).take_while(|l| l.starts_with('|')) {
+        let cells: Vec<&str> = line.trim_matches('|').split('|').map(str::trim).collect();
+        assert_eq!(cells.len(), 3, "README ## Fixing: {line}");
+        rows.entry(cells[0].to_string())
+            .or_default()
+            .push(cells[2].to_string());
     }
+    rows
 }
