@@ -8,13 +8,12 @@ mod support;
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use support::openmetrics::{labels, OpenMetrics};
 use support::prometheus::{backfill, tools, Prometheus};
 
-use support::common::{copy_dir, gpulint, helm, output};
+use support::common::{copy_dir, git, gpulint, helm, output};
 
 const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
 const DAY: i64 = 86_400;
@@ -135,12 +134,7 @@ fn a_release_alone_in_its_namespace_is_measured_and_rendered_once() {
     );
     fs::create_dir_all(repo.join("apps")).unwrap();
     fs::write(repo.join("apps/ollama.yaml"), APP).unwrap();
-    assert!(Command::new("git")
-        .args(["init", "-q", "."])
-        .current_dir(&repo)
-        .status()
-        .unwrap()
-        .success());
+    git(&repo, &["init", "-q", "."]);
     // A Helm engine that counts its `template` calls.
     let calls = tmp.path().join("helm-calls");
     let wrapper = tmp.path().join("helm");
