@@ -6,15 +6,15 @@ use std::path::Path;
 use serde_json::Value;
 
 mod support;
-use support::common::{git, gpulint};
+use support::common::{git, run};
 
 fn pod(name: &str, extra: &str) -> String {
     format!("apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\n{extra}spec:\n  containers:\n  - name: c\n    resources:\n      requests: {{nvidia.com/gpu: 2, cpu: 1, memory: 1Gi}}\n      limits: {{nvidia.com/gpu: 1, cpu: 1, memory: 1Gi}}\n")
 }
 
 fn findings(dir: &Path, args: &[&str]) -> (i32, Vec<String>, String) {
-    let out = gpulint().current_dir(dir).args(args).output().unwrap();
-    let value: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    let (code, stdout, stderr) = run(dir, args);
+    let value: Value = serde_json::from_str(&stdout).unwrap_or(Value::Null);
     let names = value["findings"]
         .as_array()
         .map(|list| {
@@ -29,20 +29,23 @@ fn findings(dir: &Path, args: &[&str]) -> (i32, Vec<String>, String) {
                 .collect()
         })
         .unwrap_or_default();
-    (
-        out.status.code().unwrap_or(-1),
-        names,
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    (code, names, stderr)
 }
 
-#[test]
-fn only_changed_objects_are_reported() {
+/// An empty git repository on `main` with a committer identity.
+fn new_repo() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let repo = dir.path();
     git(repo, &["init", "-q", "-b", "main"]);
     git(repo, &["config", "user.name", "T"]);
     git(repo, &["config", "user.email", "t@example.com"]);
+    dir
+}
+
+#[test]
+fn only_changed_objects_are_reported() {
+    let dir = new_repo();
+    let repo = dir.path();
     std::fs::write(
         repo.join("a.yaml"),
         format!("{}---\n{}", pod("a1", ""), pod("a2", "")),
@@ -107,11 +110,8 @@ fn outside_a_repository_it_is_an_error() {
 
 #[test]
 fn inside_a_render_only_the_changed_objects_are_reported() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = new_repo();
     let repo = dir.path();
-    git(repo, &["init", "-q", "-b", "main"]);
-    git(repo, &["config", "user.name", "T"]);
-    git(repo, &["config", "user.email", "t@example.com"]);
     let write = |name: &str, text: &str| {
         let path = repo.join(name);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();

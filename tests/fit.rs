@@ -13,7 +13,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use support::openmetrics::{labels, OpenMetrics};
 use support::prometheus::{backfill, tools, Prometheus};
 
-use support::common::gpulint;
+use support::common::{gpulint, output};
 
 /// A Job pinned to H100 nodes asking 8 GPUs per pod, and one asking 4 (which fits).
 const JOBS: &str = "apiVersion: batch/v1\nkind: Job\nmetadata: {name: pretrain, namespace: ml}\nspec:\n  template:\n    spec:\n      nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}\n      containers:\n      - name: trainer\n        resources: {limits: {nvidia.com/gpu: 8, cpu: 16, memory: 64Gi}}\n---\napiVersion: batch/v1\nkind: Job\nmetadata: {name: finetune, namespace: ml}\nspec:\n  template:\n    spec:\n      nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}\n      containers:\n      - name: trainer\n        resources: {limits: {nvidia.com/gpu: 4, cpu: 16, memory: 64Gi}}\n";
@@ -81,16 +81,11 @@ fn snapshot_nodes_from_kube_state_metrics_and_no_node_fits() {
     let repo = tempfile::tempdir().expect("tempdir");
     std::fs::write(repo.path().join("jobs.yaml"), JOBS).expect("write");
     let run = |args: &[&str]| {
-        let out = gpulint()
-            .current_dir(repo.path())
-            .env("NO_COLOR", "1")
-            .args(args)
-            .output()
-            .expect("gpulint runs");
-        (
-            out.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
+        output(
+            gpulint()
+                .current_dir(repo.path())
+                .env("NO_COLOR", "1")
+                .args(args),
         )
     };
     let url = prom.url.as_str();

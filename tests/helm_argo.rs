@@ -10,12 +10,11 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde_json::Value as Json;
 
 mod support;
-use support::common::{copy_dir, helm, run};
+use support::common::{copy_dir, git, helm, run};
 
 fn corpus_chart(owner_repo_chart: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -27,12 +26,7 @@ fn corpus_chart(owner_repo_chart: &str) -> PathBuf {
 /// corpus under `charts/<name>`, and `files`.
 fn repo(charts: &[(&str, &str)], files: &[(&str, &str)]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    assert!(Command::new("git")
-        .args(["init", "-q", "."])
-        .current_dir(dir.path())
-        .status()
-        .unwrap()
-        .success());
+    git(dir.path(), &["init", "-q", "."]);
     for (corpus, name) in charts {
         copy_dir(&corpus_chart(corpus), &dir.path().join("charts").join(name));
     }

@@ -8,13 +8,12 @@ mod support;
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use support::openmetrics::{labels, OpenMetrics};
 use support::prometheus::{backfill, tools, Prometheus};
 
-use support::common::{copy_dir, gpulint, helm};
+use support::common::{copy_dir, git, gpulint, helm, output};
 
 const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
 const DAY: i64 = 86_400;
@@ -135,12 +134,7 @@ fn a_release_alone_in_its_namespace_is_measured_and_rendered_once() {
     );
     fs::create_dir_all(repo.join("apps")).unwrap();
     fs::write(repo.join("apps/ollama.yaml"), APP).unwrap();
-    assert!(Command::new("git")
-        .args(["init", "-q", "."])
-        .current_dir(&repo)
-        .status()
-        .unwrap()
-        .success());
+    git(&repo, &["init", "-q", "."]);
     // A Helm engine that counts its `template` calls.
     let calls = tmp.path().join("helm-calls");
     let wrapper = tmp.path().join("helm");
@@ -161,22 +155,17 @@ fn a_release_alone_in_its_namespace_is_measured_and_rendered_once() {
     let wrapper = wrapper.to_string_lossy().into_owned();
     let run = |args: &[&str]| {
         let _ = fs::remove_file(&calls);
-        let out = gpulint()
-            .current_dir(&repo)
-            .env("NO_COLOR", "1")
-            .args(args)
-            .args(["--helm", &wrapper])
-            .output()
-            .unwrap();
+        let (code, stdout, stderr) = output(
+            gpulint()
+                .current_dir(&repo)
+                .env("NO_COLOR", "1")
+                .args(args)
+                .args(["--helm", &wrapper]),
+        );
         let count = fs::read_to_string(&calls)
             .map(|t| t.lines().count())
             .unwrap_or(0);
-        (
-            out.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-            count,
-        )
+        (code, stdout, stderr, count)
     };
     let url = prom.url.as_str();
     let (code, live, err, live_calls) = run(&[

@@ -9,7 +9,7 @@ use gpulint::config::Config;
 use gpulint::source::discover::discover;
 
 mod support;
-use support::common::gpulint;
+use support::common::{git, gpulint};
 
 /// `bench/gen_monorepo.py`'s tree, small: 20 overlays over 10 bases (overlay i uses base i % 10).
 fn monorepo() -> (tempfile::TempDir, PathBuf) {
@@ -23,12 +23,7 @@ fn monorepo() -> (tempfile::TempDir, PathBuf) {
         .status()
         .expect("python3 runs");
     assert!(status.success(), "gen_monorepo.py failed");
-    let status = Command::new("git")
-        .args(["init", "-q"])
-        .current_dir(&root)
-        .status()
-        .expect("git runs");
-    assert!(status.success());
+    git(&root, &["init", "-q"]);
     (tmp, root)
 }
 

@@ -18,7 +18,7 @@ use support::fake_http::{dead_url, RecordingServer, SilentServer};
 use support::openmetrics::{labels, OpenMetrics};
 use support::prometheus::{backfill, copy_blocks, tools, Prometheus};
 
-use support::common::gpulint;
+use support::common::{gpulint, output};
 
 const MIB: f64 = 1024.0 * 1024.0;
 const GIB: f64 = 1024.0 * MIB;
@@ -1061,16 +1061,11 @@ fn the_cli_snapshot_and_live_modes_agree(prom: &Prometheus, cluster: &Cluster) {
     assert!(manifests.matches("kind:").count() >= 3, "{manifests}");
     std::fs::write(repo.path().join("workloads.yaml"), manifests).expect("write");
     let run_env = |args: &[&str], env: &[(&str, &str)]| {
-        let out = gpulint()
-            .current_dir(repo.path())
-            .args(args)
-            .envs(env.iter().copied())
-            .output()
-            .expect("gpulint runs");
-        (
-            out.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
+        output(
+            gpulint()
+                .current_dir(repo.path())
+                .args(args)
+                .envs(env.iter().copied()),
         )
     };
     let run = |args: &[&str]| run_env(args, &[]);

@@ -4,63 +4,14 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::Command;
 
-use assert_cmd::cargo::CommandCargoExt;
-use gpulint::rules::{RuleInfo, RULES};
+use gpulint::rules::{FixAvailability, RuleInfo, RULES};
 
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn read(path: &str) -> String {
-    std::fs::read_to_string(root().join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
-}
-
-/// The rows of the markdown table(s) in `text` whose first cell is a rule id (optionally a
-/// link `[GPU001](GPU001.md)`): id → the other cells. A repeated id is an error.
-fn rule_rows(text: &str, source: &str) -> BTreeMap<String, Vec<String>> {
-    let mut rows = BTreeMap::new();
-    for line in text.lines().filter(|l| l.starts_with('|')) {
-        let cells: Vec<String> = line
-            .trim_matches('|')
-            .split('|')
-            .map(|c| c.trim().to_string())
-            .collect();
-        let first = cells[0].trim_start_matches('[');
-        let id: String = first
-            .chars()
-            .take_while(|c| c.is_ascii_alphanumeric())
-            .collect();
-        let is_id = id.len() == 6
-            && id[..3].chars().all(|c| c.is_ascii_uppercase())
-            && id[3..].chars().all(|c| c.is_ascii_digit());
-        if !is_id {
-            continue;
-        }
-        if cells[0].starts_with('[') {
-            assert_eq!(
-                cells[0],
-                format!("[{id}]({id}.md)"),
-                "{source}: link of {id}"
-            );
-        }
-        let previous = rows.insert(id.clone(), cells[1..].to_vec());
-        assert!(previous.is_none(), "{source}: {id} listed twice");
-    }
-    rows
-}
-
-/// The section of the README under `## Rules`, up to the next `## ` heading.
-fn readme_rules_section() -> String {
-    let readme = read("README.md");
-    let start = readme
-        .find("\n## Rules\n")
-        .expect("README has a `## Rules` section");
-    let rest = &readme[start + 1..];
-    let end = rest[3..].find("\n## ").map_or(rest.len(), |i| i + 3);
-    rest[..end].to_string()
-}
+mod support;
+use support::common::{gpulint, output};
+use support::rule_docs::{
+    fix_cell, read, readme_fix_table, readme_rules_section, root, rule_rows, FIX_CELL,
+};
 
 /// `on`/`off` as the tables write it (`on*`: on, with measurements only).
 fn default_of(r: &RuleInfo) -> &'static str {
@@ -77,7 +28,11 @@ fn check_table(rows: &BTreeMap<String, Vec<String>>, source: &str) {
         let row = rows
             .get(r.id)
             .unwrap_or_else(|| panic!("{source}: no row for {} ({})", r.id, r.name));
-        assert!(row.len() >= 3, "{source}: {}: too few cells {row:?}", r.id);
+        assert!(
+            row.len() > FIX_CELL,
+            "{source}: {}: too few cells {row:?}",
+            r.id
+        );
         assert_eq!(row[0], r.name, "{source}: name of {}", r.id);
         assert_eq!(
             row[1],
@@ -91,6 +46,7 @@ fn check_table(rows: &BTreeMap<String, Vec<String>>, source: &str) {
             "{source}: default of {}",
             r.id
         );
+        check_fix_cell(r, row, source);
     }
     for id in rows.keys() {
         assert!(
@@ -99,6 +55,29 @@ fn check_table(rows: &BTreeMap<String, Vec<String>>, source: &str) {
         );
     }
     assert_eq!(rows.len(), RULES.len(), "{source}: one row per rule");
+}
+
+/// The fix column says the registry's `FixAvailability` first; a rule with fixes then says
+/// which (safe, unsafe: `tests/rules_fixable.rs` holds that to the fixtures), one without says
+/// nothing more.
+fn check_fix_cell(r: &RuleInfo, row: &[String], source: &str) {
+    let cell = &row[FIX_CELL];
+    let fix = fix_cell(cell);
+    assert_eq!(
+        fix.availability,
+        r.fix.as_str(),
+        "{source}: fix of {} is `{cell}`, the registry says {:?}",
+        r.id,
+        r.fix
+    );
+    match r.fix {
+        FixAvailability::Never => assert_eq!(cell, "never", "{source}: fix of {}", r.id),
+        FixAvailability::Always | FixAvailability::Sometimes => assert!(
+            fix.safe || fix.unsafe_,
+            "{source}: fix of {} (`{cell}`) says neither safe nor unsafe",
+            r.id
+        ),
+    }
 }
 
 #[test]
@@ -111,6 +90,28 @@ fn the_readme_rule_table_matches_the_registry() {
 fn the_rules_readme_table_matches_the_registry() {
     let text = read("rules/README.md");
     check_table(&rule_rows(&text, "rules/README.md"), "rules/README.md");
+}
+
+/// The README's `## Fixing` table lists exactly the rules whose findings may carry a fix
+/// (which kinds, safe or unsafe, `tests/rules_fixable.rs` holds to the fixtures).
+#[test]
+fn the_readme_fix_table_lists_the_rules_with_fixes() {
+    let table = readme_fix_table();
+    for id in table.keys() {
+        assert!(
+            RULES.iter().any(|r| r.id == id),
+            "README ## Fixing: {id} is not a rule of the registry"
+        );
+    }
+    for r in RULES {
+        assert_eq!(
+            table.contains_key(r.id),
+            r.fix != FixAvailability::Never,
+            "README ## Fixing: {} (fix {:?}) listed or not",
+            r.id,
+            r.fix
+        );
+    }
 }
 
 #[test]
@@ -145,18 +146,8 @@ fn every_rule_has_its_doc_file_and_every_doc_file_a_rule() {
 
 /// Runs the binary in `dir`; returns (exit code, stderr).
 fn gpulint_in(dir: &Path, args: &[&str]) -> (i32, String) {
-    let out = Command::cargo_bin("gpulint")
-        .expect("binary built")
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .env_remove("GPULINT_PROMETHEUS_URL")
-        .args(args)
-        .output()
-        .expect("gpulint runs");
-    (
-        out.status.code().expect("exit code"),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let (code, _, stderr) = output(gpulint().current_dir(dir).env("NO_COLOR", "1").args(args));
+    (code, stderr)
 }
 
 const POD: &str = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: c\n    image: x\n";

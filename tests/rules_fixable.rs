@@ -6,81 +6,33 @@
 //!   writes nothing, or is rejected, fails; `fixable` (what `--fix` writes) is a safe fix, and an
 //!   unsafe fix is written only with `--unsafe-fixes`.
 //! * The registry's `FixAvailability` matches: `Always` rules fix every fixture finding, `Never`
-//!   rules none, `Sometimes` rules some and not others.
+//!   rules none, `Sometimes` rules some and not others; and the fix column of both rule tables
+//!   (README.md, rules/README.md) and the README's `## Fixing` table name exactly the kinds of
+//!   fix (safe, unsafe) the fixtures show.
 //! * Through the binary: the JSON `fixable`/`unsafe_fix` flags agree with what `--fix --diff`
 //!   (and `--unsafe-fixes`) print, so "N fixable" never stands next to "nothing to fix".
 
-use std::path::{Path, PathBuf};
-
-use gpulint::config::Config;
-use gpulint::fix::apply::{plan, FixPlan};
-use gpulint::lint::{Linter, Run, Selection};
 use gpulint::rules::{FixAvailability, RULES};
 
 mod support;
 use support::common::{gpulint, output};
-
-fn fixtures(id: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("testdata/rules")
-        .join(id)
-}
-
-fn snapshot(dir: &Path) -> Option<PathBuf> {
-    Some(dir.join("metrics.json")).filter(|p| p.exists())
-}
-
-fn linter(id: &str, dir: &Path) -> Linter {
-    let select = Selection {
-        select: vec![id.to_string()],
-        ignore: Vec::new(),
-    };
-    let mut linter = Linter::new(Config::default(), select);
-    if let Some(path) = snapshot(dir) {
-        let usage =
-            gpulint::metrics::snapshot::read(&path, gpulint::metrics::snapshot::DEFAULT_MAX_BYTES);
-        linter.usage = Some(usage.unwrap_or_else(|e| panic!("{}: {e}", path.display())));
-    }
-    linter
-}
-
-/// The plan of `--fix` for one finding of the run alone.
-fn plan_one(
-    linter: &Linter,
-    run: &mut Run,
-    index: usize,
-    all: &[gpulint::rules::Finding],
-    unsafe_fixes: bool,
-) -> FixPlan {
-    run.findings = vec![all[index].clone()];
-    plan(linter, run, unsafe_fixes)
-}
-
-fn edits_of(p: &FixPlan) -> usize {
-    p.files.iter().filter(|f| f.fixed != f.original).count()
-}
+use support::rule_docs::{fix_cell, fix_kinds, readme_fix_table, rule_tables, FIX_CELL};
+use support::rule_fixtures::{edits_of, fixtures, lint, plan_one, snapshot, Linted};
 
 #[test]
 fn every_fixable_finding_is_fixed_and_no_other_is() {
     let mut failures = Vec::new();
+    let tables = rule_tables();
+    let fix_table = readme_fix_table();
     for rule in RULES {
-        let dir = fixtures(rule.id);
-        assert!(
-            dir.is_dir(),
-            "{}: no fixtures in {}: every rule needs some",
-            rule.id,
-            dir.display()
-        );
-        let linter = linter(rule.id, &dir);
-        let mut run = linter.run(std::slice::from_ref(&dir));
-        assert!(run.errors.is_empty(), "{}: {:?}", rule.id, run.errors);
-        let all = std::mem::take(&mut run.findings);
-        assert!(
-            all.iter().any(|f| f.rule.id == rule.id),
-            "{}: its fixtures give no finding",
-            rule.id
-        );
+        let Linted {
+            linter,
+            mut run,
+            findings: all,
+            ..
+        } = lint(rule.id);
         let (mut with_fix, mut without) = (0, 0);
+        let (mut safe_seen, mut unsafe_seen) = (false, false);
         for (i, f) in all.iter().enumerate() {
             let at = format!(
                 "{} on {} ({})",
@@ -98,6 +50,8 @@ fn every_fixable_finding_is_fixed_and_no_other_is() {
             match &f.fix {
                 Some(_) => {
                     with_fix += 1;
+                    safe_seen |= f.fixable();
+                    unsafe_seen |= f.unsafe_fixable();
                     if edits_of(&written) == 0 {
                         failures.push(format!("{at}: marked fixable, but --fix writes nothing"));
                     }
@@ -139,6 +93,27 @@ fn every_fixable_finding_is_fixed_and_no_other_is() {
             failures.push(format!(
                 "{}: registry says fix {:?}, fixtures give {with_fix} finding(s) with a fix and {without} without",
                 rule.id, rule.fix
+            ));
+        }
+        for (source, rows) in &tables {
+            let Some(cell) = rows.get(rule.id).and_then(|row| row.get(FIX_CELL)) else {
+                failures.push(format!("{source}: no fix cell for {}", rule.id));
+                continue;
+            };
+            let said = fix_cell(cell);
+            if (said.safe, said.unsafe_) != (safe_seen, unsafe_seen) {
+                failures.push(format!(
+                    "{source}: {} says fix `{cell}`, the fixtures show safe fixes: {safe_seen}, unsafe: {unsafe_seen}",
+                    rule.id
+                ));
+            }
+        }
+        let listed = fix_table.get(rule.id).map(|cells| cells.join(", "));
+        let listed_kinds = listed.as_deref().map_or((false, false), fix_kinds);
+        if listed_kinds != (safe_seen, unsafe_seen) {
+            failures.push(format!(
+                "README ## Fixing: {} is listed as {listed:?}, the fixtures show safe fixes: {safe_seen}, unsafe: {unsafe_seen}",
+                rule.id
             ));
         }
     }
