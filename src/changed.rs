@@ -21,12 +21,12 @@ use std::sync::{Arc, Mutex};
 use git2::{ObjectType, Oid, Repository};
 use serde_json::Value as Json;
 
-use crate::fix::edit::plain;
 use crate::fix::patch::{relative_to, repo_root};
 use crate::k8s::workload::{objects_in, ObjectRef};
 use crate::lint::Run;
 use crate::renders::{HelmUnit, RenderSettings};
 use crate::source::discover::Input;
+use crate::source::document::plain;
 use crate::source::helm::{HelmEngine, SetKind, ValuesSource};
 use crate::source::kustomize::{self, normalize, Sources};
 use crate::source::yaml::Node;

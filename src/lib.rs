@@ -8,6 +8,7 @@
 pub mod changed;
 pub mod cli;
 pub mod config;
+pub mod edit;
 pub mod fix;
 pub mod interrupt;
 pub mod k8s;

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use rayon::prelude::*;
 
 use crate::config::Config;
-use crate::fix::resources::Target;
+use crate::edit::resources::Target;
 use crate::k8s::catalog::Catalog;
 use crate::k8s::gpu::GpuNames;
 use crate::k8s::workload::{objects, objects_in, Workload};
@@ -433,8 +433,8 @@ impl Linter {
         hit: &rules::Hit,
         files: &[SourceFile],
     ) -> (usize, crate::source::yaml::Span) {
-        use crate::fix::edit::FieldChange;
-        let fix_fields: Vec<&[crate::fix::edit::Segment]> = hit
+        use crate::edit::FieldChange;
+        let fix_fields: Vec<&[crate::source::document::Segment]> = hit
             .fix
             .iter()
             .flat_map(|fix| {

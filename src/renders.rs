@@ -396,7 +396,7 @@ impl HelmUnit {
         &self,
         engine: &helm::HelmEngine,
         document: usize,
-        path: &[crate::fix::edit::Segment],
+        path: &[crate::source::document::Segment],
     ) -> Option<helm::ValuesOrigin> {
         let key = format!("{document}:{path:?}");
         if let Ok(cache) = self.origins.lock() {
@@ -436,8 +436,8 @@ impl HelmUnit {
         &self,
         engine: Option<&helm::HelmEngine>,
         document: usize,
-        fix_fields: &[&[crate::fix::edit::Segment]],
-        field: &[crate::fix::edit::Segment],
+        fix_fields: &[&[crate::source::document::Segment]],
+        field: &[crate::source::document::Segment],
         files: &[SourceFile],
     ) -> (usize, crate::source::yaml::Span) {
         use crate::source::yaml::Span;

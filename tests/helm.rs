@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use gpulint::config::ChartEntry;
-use gpulint::fix::edit::Segment;
+use gpulint::source::document::Segment;
 use gpulint::source::helm::{
     self, HelmEngine, HelmError, Release, RenderedRelease, ValuesLayer, ValuesOrigin, ValuesSource,
 };

@@ -6,10 +6,11 @@
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
-use super::edit::{apply, overlaps, verify, Applicability, ChangeNote, Fix, Rejected, Segment};
+use crate::edit::{apply, overlaps, verify, Applicability, ChangeNote, Fix, Rejected};
 use crate::lint::{repo_facts, Linter, Run, SourceFile};
 use crate::rules::Finding;
 use crate::source::discover::Input;
+use crate::source::document::Segment;
 use crate::source::yaml::Stream;
 
 /// Re-lint rounds per file: overlapping fixes are applied one round after the other.

@@ -3,9 +3,7 @@
 
 pub mod apply;
 pub mod commit;
-pub mod edit;
 pub mod helm;
 pub mod patch;
 pub mod render;
-pub mod resources;
 pub mod write;

@@ -19,14 +19,14 @@ use std::sync::Arc;
 use serde_json::Value as Json;
 
 use super::apply::{allowed, skipped_unsafe, AppliedFix, FileFix, FixPlan, RejectedFix};
-use super::edit::{
-    apply, apply_change, column, line_end, newline, overlaps, plain, Edit, FieldChange, Fix,
-    Segment,
+use crate::edit::{
+    apply, apply_change, column, line_end, newline, overlaps, Edit, FieldChange, Fix,
 };
 use crate::lint::{repo_facts, FileRole, Linter, Run, SourceFile};
 use crate::renders::{display_path, render_root, RenderUnit, RunSources};
 use crate::rules::{Finding, RepoFacts};
 use crate::source::discover::{discover, Input};
+use crate::source::document::{plain, Segment};
 use crate::source::kustomize::{normalize, to_yaml};
 use crate::source::yaml::{Entry, Node, ScalarKind, Stream, Value};
 

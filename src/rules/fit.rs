@@ -278,7 +278,7 @@ mod tests {
             gpu_names: &names,
             facts: &facts,
             kueue_required: false,
-            target: crate::fix::resources::Target::local(text, 0),
+            target: crate::edit::resources::Target::local(text, 0),
             usage: Some(&usage),
             policy: &policy,
             default_namespace: "default",

@@ -20,8 +20,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use crate::fix::edit::{Applicability, Fix};
-use crate::fix::resources::Target;
+use crate::edit::resources::Target;
+use crate::edit::{Applicability, Fix};
 use crate::k8s::gpu::GpuNames;
 use crate::k8s::workload::{Container, ObjectRef, Workload};
 use crate::metrics::recommend::Policy;

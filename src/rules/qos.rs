@@ -4,8 +4,8 @@
 
 use super::gpu::{judge, scalar_style, Judged};
 use super::{container_anchor, container_label, is_gpu_container, Context, Hit, Rule};
-use crate::fix::edit::Applicability;
-use crate::fix::resources::{set_quantity, Side};
+use crate::edit::resources::{set_quantity, Side};
+use crate::edit::Applicability;
 use crate::k8s::quantity::Quantity;
 use crate::k8s::workload::{Container, ResourceEntry, Workload};
 

@@ -2,6 +2,7 @@
 
 pub mod decode;
 pub mod discover;
+pub mod document;
 pub mod helm;
 mod jsonpath;
 pub mod kustomize;

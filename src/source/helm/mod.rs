@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value as Json};
 
-use crate::fix::edit::Segment;
+use crate::source::document::Segment;
 use crate::source::yaml::{Node, ScalarKind, Stream, Value};
 
 mod engine;
