@@ -24,11 +24,11 @@ use serde_json::Value as Json;
 use crate::fix::patch::{relative_to, repo_root};
 use crate::k8s::workload::{objects_in, ObjectRef};
 use crate::lint::Run;
-use crate::renders::{HelmUnit, RenderSettings};
 use crate::source::discover::Input;
 use crate::source::document::plain;
 use crate::source::helm::{HelmEngine, SetKind, ValuesSource};
 use crate::source::kustomize::{self, normalize, Sources};
+use crate::source::units::{HelmUnit, RenderSettings};
 use crate::source::yaml::Node;
 use crate::source::yaml::Stream;
 
@@ -107,7 +107,7 @@ impl Sources for TreeSources {
 /// The objects of a render that differ from the same root rendered from REF's files; `None`
 /// when it does not render there.
 fn changed_in_render(
-    unit: &crate::renders::RenderUnit,
+    unit: &crate::source::units::RenderUnit,
     sources: &TreeSources,
     settings: &RenderSettings,
 ) -> Option<HashSet<ObjectRef>> {

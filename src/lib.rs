@@ -14,7 +14,6 @@ pub mod interrupt;
 pub mod k8s;
 pub mod lint;
 pub mod metrics;
-pub mod renders;
 pub mod report;
 pub mod rules;
 pub mod source;

@@ -7,10 +7,11 @@ use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
 use crate::edit::{apply, overlaps, verify, Applicability, ChangeNote, Fix, Rejected};
-use crate::lint::{repo_facts, Linter, Run, SourceFile};
+use crate::lint::{repo_facts, Linter, Run};
 use crate::rules::Finding;
 use crate::source::discover::Input;
 use crate::source::document::Segment;
+use crate::source::file::SourceFile;
 use crate::source::yaml::Stream;
 
 /// Re-lint rounds per file: overlapping fixes are applied one round after the other.

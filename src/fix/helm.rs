@@ -15,11 +15,11 @@ use serde_json::Value as Json;
 use super::apply::{allowed, skipped_unsafe, AppliedFix, FileFix, FixPlan, RejectedFix};
 use crate::edit::{apply, apply_change, render_scalar, Edit, FieldChange};
 use crate::lint::{Linter, Run};
-use crate::renders::HelmUnit;
 use crate::rules::Finding;
 use crate::source::document::plain;
 use crate::source::helm::{self, HelmEngine, Release, ValuesSource};
 use crate::source::kustomize::normalize;
+use crate::source::units::HelmUnit;
 use crate::source::yaml::{ScalarStyle, Stream};
 
 /// Plans the fixes of every Helm release into `plan`.
@@ -212,8 +212,8 @@ fn plan_release(
         return;
     }
     for (path, (original, fixed)) in outcome {
-        let name = crate::renders::find_file(&run.files, &path).map_or_else(
-            || crate::renders::display_path(&path),
+        let name = crate::source::file::find_file(&run.files, &path).map_or_else(
+            || crate::source::file::display_path(&path),
             |i| run.files[i].name.clone(),
         );
         let line_in = |f: &Finding| Stream::parse(&original).line_col(f.span.start()).0;

@@ -12,8 +12,8 @@ use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use crate::lint::{FileRole, InputError, SourceFile};
 use crate::source::discover::Input;
+use crate::source::file::{display_path, file_index, find_file, FileRole, InputError, SourceFile};
 use crate::source::helm;
 use crate::source::kustomize::{self, normalize, LoadRestrictor, Options, Reorder, Sources};
 use crate::source::yaml::{Node, SourceId, Stream};
@@ -223,16 +223,6 @@ pub fn render_root(
             })
         }
         other => other,
-    }
-}
-
-/// A name for people: the path relative to the working directory when it is below it.
-pub fn display_path(path: &Path) -> String {
-    let cwd = std::env::current_dir().ok().map(|c| normalize(&c));
-    match cwd.as_ref().and_then(|c| path.strip_prefix(c).ok()) {
-        Some(rel) if rel.as_os_str().is_empty() => ".".to_string(),
-        Some(rel) => rel.display().to_string(),
-        None => path.display().to_string(),
     }
 }
 
@@ -467,32 +457,6 @@ impl HelmUnit {
         }
         (self.chart_file, Span::new(0, 0))
     }
-}
-
-/// The run index of the file at `path`, however either is spelled.
-pub fn find_file(files: &[SourceFile], path: &Path) -> Option<usize> {
-    let wanted = normalize(path);
-    files.iter().position(|f| match &f.input {
-        Input::File(p) => normalize(p) == wanted,
-        Input::Stdin => false,
-    })
-}
-
-/// The run index of the file at `path`, reading it (as a support file) when the run does not
-/// have it yet.
-pub fn file_index(files: &mut Vec<SourceFile>, path: &Path) -> Option<usize> {
-    if let Some(found) = find_file(files, path) {
-        return Some(found);
-    }
-    let wanted = normalize(path);
-    let bytes = std::fs::read(&wanted).ok()?;
-    files.push(SourceFile {
-        name: display_path(&wanted),
-        input: Input::File(wanted),
-        stream: Arc::new(Stream::parse_bytes(&bytes)),
-        role: FileRole::Support,
-    });
-    Some(files.len() - 1)
 }
 
 /// `gpulint render CHART`: every release of the chart at `chart` (the config's `charts:`
