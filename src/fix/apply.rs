@@ -206,7 +206,7 @@ pub fn plan(linter: &Linter, run: &Run, unsafe_fixes: bool) -> FixPlan {
             });
         }
     }
-    super::render::plan_units(linter, run, unsafe_fixes, &mut plan);
+    super::kustomize::plan_units(linter, run, unsafe_fixes, &mut plan);
     super::helm::plan_releases(linter, run, unsafe_fixes, &mut plan);
     for f in &mut plan.files {
         f.applied = net_changes(std::mem::take(&mut f.applied));

@@ -11,7 +11,7 @@ mod gpu_sizing;
 pub mod headroom;
 mod kueue;
 mod qos;
-mod render;
+mod render_errors;
 pub mod savings;
 mod schedule;
 mod shm;
@@ -695,7 +695,7 @@ pub fn check_workload(cx: &Context, w: &Workload) -> Vec<Hit> {
     fit::check(cx, w, &mut hits);
     headroom::check(cx, w, &mut hits);
     schedule::check(cx, w, &mut hits);
-    render::check(cx, w, &mut hits);
+    render_errors::check(cx, w, &mut hits);
     hits
 }
 
