@@ -160,7 +160,7 @@ impl Linter {
                 units::build_helm(
                     &found.charts,
                     &mut files,
-                    &self.config,
+                    &self.config.charts,
                     &root,
                     engine,
                     &mut errors,

@@ -214,7 +214,7 @@ fn render_chart(
         .boundary
         .clone()
         .unwrap_or_else(|| PathBuf::from("."));
-    match gpulint::source::units::render_chart(dir, &linter.config, &root, engine) {
+    match gpulint::source::units::render_chart(dir, &linter.config.charts, &root, engine) {
         Ok(text) => {
             print(&text);
             0

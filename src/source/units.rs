@@ -463,13 +463,13 @@ impl HelmUnit {
 /// entries for it, else its defaults), rendered and joined.
 pub fn render_chart(
     chart: &Path,
-    config: &crate::config::Config,
+    config_charts: &[helm::ChartEntry],
     repo_root: &Path,
     engine: &helm::HelmEngine,
 ) -> Result<String, helm::HelmError> {
     let chart = normalize(chart);
     let declared =
-        helm::declared_releases(std::slice::from_ref(&chart), &[], &config.charts, repo_root);
+        helm::declared_releases(std::slice::from_ref(&chart), &[], config_charts, repo_root);
     let mut out = String::new();
     for release in declared
         .releases
@@ -487,7 +487,7 @@ pub fn render_chart(
 pub fn build_helm(
     charts: &[PathBuf],
     files: &mut Vec<SourceFile>,
-    config: &crate::config::Config,
+    config_charts: &[helm::ChartEntry],
     repo_root: &Path,
     engine: &helm::HelmEngine,
     errors: &mut Vec<InputError>,
@@ -502,7 +502,7 @@ pub fn build_helm(
         .collect();
     let manifest_refs: Vec<(PathBuf, &Stream)> =
         manifests.iter().map(|(p, s)| (p.clone(), &**s)).collect();
-    let declared = helm::declared_releases(charts, &manifest_refs, &config.charts, repo_root);
+    let declared = helm::declared_releases(charts, &manifest_refs, config_charts, repo_root);
     for e in declared.errors {
         let source = find_file(files, &e.file).map(|i| (i, e.offset));
         errors.push(InputError {
