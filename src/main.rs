@@ -9,13 +9,13 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use gpulint::cli::{
-    Cli, Command, CommonArgs, FailOn, Format, InventoryFormat, LintArgs, LoadRestrictorArg,
-    PrometheusArgs, RenderArgs, SnapshotArgs,
+    Cli, Command, CommonArgs, FailOn, InventoryFormat, LintArgs, LoadRestrictorArg, PrometheusArgs,
+    RenderArgs, SnapshotArgs,
 };
 use gpulint::config::Config;
 use gpulint::lint::{Linter, Selection};
 use gpulint::metrics::prometheus::{redact_url, PrometheusOptions};
-use gpulint::report;
+use gpulint::report::{self, Format};
 use gpulint::rules::{self, Severity, RULES};
 
 const EXIT_FINDINGS: u8 = 1;
