@@ -14,6 +14,7 @@ pub mod interrupt;
 pub mod k8s;
 pub mod lint;
 pub mod metrics;
+pub mod quantity;
 pub mod report;
 pub mod rules;
 pub mod source;

@@ -4,8 +4,8 @@ use super::{container_label, Context, Hit, Rule};
 use crate::edit::resources::{rename_resource, set_quantity, Side};
 use crate::edit::Applicability;
 use crate::k8s::gpu::{is_placeholder, GpuName};
-use crate::k8s::quantity::Quantity;
 use crate::k8s::workload::{Container, Workload};
+use crate::quantity::Quantity;
 use crate::source::yaml::{Node, Value};
 
 /// A quantity as written, judged.
