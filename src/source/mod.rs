@@ -1,4 +1,6 @@
-//! Finding and loading inputs: discovery, the span-aware YAML tree, strict decoding.
+//! Finding and loading inputs: discovery, the repository boundary, the run's files, the
+//! span-aware YAML tree and field paths in it, strict decoding, and the render units (Kustomize
+//! roots and Helm releases) with their renderers.
 
 pub mod decode;
 pub mod discover;
