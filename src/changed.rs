@@ -21,14 +21,14 @@ use std::sync::{Arc, Mutex};
 use git2::{ObjectType, Oid, Repository};
 use serde_json::Value as Json;
 
-use crate::fix::edit::plain;
-use crate::fix::patch::{relative_to, repo_root};
 use crate::k8s::workload::{objects_in, ObjectRef};
 use crate::lint::Run;
-use crate::renders::{HelmUnit, RenderSettings};
 use crate::source::discover::Input;
+use crate::source::document::plain;
 use crate::source::helm::{HelmEngine, SetKind, ValuesSource};
 use crate::source::kustomize::{self, normalize, Sources};
+use crate::source::repo::{git_work_tree, relative_to};
+use crate::source::units::{HelmUnit, RenderSettings};
 use crate::source::yaml::Node;
 use crate::source::yaml::Stream;
 
@@ -107,7 +107,7 @@ impl Sources for TreeSources {
 /// The objects of a render that differ from the same root rendered from REF's files; `None`
 /// when it does not render there.
 fn changed_in_render(
-    unit: &crate::renders::RenderUnit,
+    unit: &crate::source::units::RenderUnit,
     sources: &TreeSources,
     settings: &RenderSettings,
 ) -> Option<HashSet<ObjectRef>> {
@@ -197,7 +197,7 @@ pub fn scope(
             Input::Stdin => None,
         })
         .unwrap_or_else(|| Path::new(".").to_path_buf());
-    let root = repo_root(&first).ok_or_else(|| {
+    let root = git_work_tree(&first).ok_or_else(|| {
         format!(
             "--changed-since: {} is not inside a git repository",
             first.display()

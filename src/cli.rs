@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::report::Format;
+
 #[derive(Parser, Debug)]
 #[command(
     name = "gpulint",
@@ -176,22 +178,6 @@ pub struct InventoryArgs {
     pub common: CommonArgs,
     #[arg(long, value_enum, default_value_t = InventoryFormat::Table)]
     pub format: InventoryFormat,
-}
-
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Format {
-    Human,
-    Json,
-    Sarif,
-    Github,
-    /// JUnit XML (Jenkins, GitLab, Azure DevOps test reports).
-    Junit,
-    /// GitLab Code Quality JSON.
-    Gitlab,
-    /// One self-contained HTML page with charts.
-    Html,
-    /// The sizing report in Markdown (a step summary, a pull request's body).
-    Markdown,
 }
 
 /// `FORMAT=FILE` of `--output-format`.

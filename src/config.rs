@@ -12,9 +12,9 @@ use crate::k8s::catalog::KindEntry;
 use crate::metrics::recommend::{MigStrategy, Policy};
 use crate::rules::{Rule, Severity};
 use crate::source::decode::{self, DecodeError, Fields};
+use crate::source::discover::{Excludes, CONFIG_FILE_NAME};
+use crate::source::helm::ChartEntry;
 use crate::source::yaml::{Node, Stream};
-
-pub const FILE_NAME: &str = ".gpulint.yaml";
 
 #[derive(Clone, Debug, Default)]
 pub struct RuleSetting {
@@ -59,27 +59,6 @@ pub struct Config {
     pub metrics: Option<PathBuf>,
     /// Where `metrics:` is written (byte offset), for errors.
     metrics_at: usize,
-}
-
-/// One `charts:` entry: a release of a chart in the repository.
-///
-/// ```yaml
-/// charts:
-/// - path: charts/llm          # the chart's folder
-///   release: llm-prod         # default: the folder's name
-///   namespace: serving        # default: `default`
-///   values: [envs/prod/llm.yaml]
-/// ```
-///
-/// Paths are kept as written: relative to the config's folder, which is the repository root
-/// (`source::helm::releases` resolves them against the repository root).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ChartEntry {
-    pub path: PathBuf,
-    pub release: Option<String>,
-    pub namespace: Option<String>,
-    /// Values files, in precedence order (last wins), after the chart's own values.yaml.
-    pub values: Vec<PathBuf>,
 }
 
 /// `prometheus:` in the config: how to query, never where. The URL and the token come from the
@@ -525,7 +504,7 @@ impl Config {
         let start = std::fs::canonicalize(&start).unwrap_or(start);
         start
             .ancestors()
-            .map(|dir| dir.join(FILE_NAME))
+            .map(|dir| dir.join(CONFIG_FILE_NAME))
             .find(|candidate| candidate.is_file())
     }
 
@@ -666,6 +645,12 @@ pub fn parse_load_restrictor(s: &str) -> Option<crate::source::kustomize::LoadRe
         "root-only" | "rootOnly" | "LoadRestrictionsRootOnly" => Some(LoadRestrictor::RootOnly),
         "none" | "LoadRestrictionsNone" => Some(LoadRestrictor::None),
         _ => None,
+    }
+}
+
+impl Excludes for Config {
+    fn is_excluded(&self, path: &Path) -> bool {
+        Config::is_excluded(self, path)
     }
 }
 

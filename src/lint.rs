@@ -1,59 +1,27 @@
 //! The pipeline: discover → load (parallel) → repo facts → rules (parallel) → findings.
 
 use std::collections::{BTreeSet, HashMap};
-use std::io::Read;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use rayon::prelude::*;
 
 use crate::config::Config;
-use crate::fix::resources::Target;
+use crate::edit::resources::Target;
 use crate::k8s::catalog::Catalog;
 use crate::k8s::gpu::GpuNames;
 use crate::k8s::workload::{objects, objects_in, Workload};
 use crate::metrics::recommend::Policy;
 use crate::metrics::usage::{ContainerKey, UsageSet};
-use crate::renders::{self, HelmUnit, RenderSettings, RenderUnit};
 use crate::rules::headroom::usage_key;
 use crate::rules::{self, Context, Finding, RepoFacts, Severity, Suppression, SuppressionKind};
 use crate::source::discover::{discover, Input};
+use crate::source::file::{load_input, FileRole, InputError, SourceFile};
 use crate::source::helm::HelmEngine;
-use crate::source::yaml::{Comment, Node, Stream};
+use crate::source::units::{self, HelmUnit, RenderSettings, RenderUnit};
+use crate::source::yaml::{Comment, Node};
 
 pub const IGNORE_ANNOTATION: &str = "gpulint.io/ignore";
-
-/// One input file, parsed.
-pub struct SourceFile {
-    pub input: Input,
-    /// The name shown in findings (the path as walked).
-    pub name: String,
-    pub stream: Arc<Stream>,
-    pub role: FileRole,
-}
-
-/// How a file takes part in a run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FileRole {
-    /// A manifest linted as written.
-    Plain,
-    /// A manifest (or patch) that a rendered kustomization reads: linted through the render.
-    Rendered,
-    /// Read only for renders (kustomization files, bases outside the linted folders).
-    Support,
-}
-
-/// An input that could not be read or parsed, placed where it went wrong.
-#[derive(Clone, Debug, serde::Serialize)]
-pub struct InputError {
-    /// Index of the file in the run's file list, when it was read (for the source snippet).
-    #[serde(skip)]
-    pub source: Option<(usize, usize)>,
-    pub file: String,
-    pub line: usize,
-    pub column: usize,
-    pub message: String,
-}
 
 /// Which rules to run, from the command line.
 #[derive(Clone, Debug, Default)]
@@ -172,7 +140,7 @@ impl Linter {
                 Err(e) => errors.push(e),
             }
         }
-        let units = renders::build(
+        let units = units::build(
             &found.roots,
             &found.conditional,
             &found.explicit,
@@ -189,10 +157,10 @@ impl Linter {
                     .boundary
                     .clone()
                     .unwrap_or_else(|| PathBuf::from("."));
-                renders::build_helm(
+                units::build_helm(
                     &found.charts,
                     &mut files,
-                    &self.config,
+                    &self.config.charts,
                     &root,
                     engine,
                     &mut errors,
@@ -433,8 +401,8 @@ impl Linter {
         hit: &rules::Hit,
         files: &[SourceFile],
     ) -> (usize, crate::source::yaml::Span) {
-        use crate::fix::edit::FieldChange;
-        let fix_fields: Vec<&[crate::fix::edit::Segment]> = hit
+        use crate::edit::FieldChange;
+        let fix_fields: Vec<&[crate::source::document::Segment]> = hit
             .fix
             .iter()
             .flat_map(|fix| {
@@ -613,33 +581,6 @@ impl Linter {
                 justification: Some(format!("ignored by config for path {}", entry.pattern)),
             })
     }
-}
-
-fn load_input(input: Input) -> Result<SourceFile, InputError> {
-    let name = input.display();
-    let bytes = match &input {
-        // A regular file of bounded size (a FIFO would block forever).
-        Input::File(path) => {
-            crate::source::repo::read_file(path, None).map_err(std::io::Error::from)
-        }
-        Input::Stdin => {
-            let mut buf = Vec::new();
-            std::io::stdin().read_to_end(&mut buf).map(|_| buf)
-        }
-    }
-    .map_err(|e| InputError {
-        source: None,
-        file: name.clone(),
-        line: 0,
-        column: 0,
-        message: format!("cannot read: {e}"),
-    })?;
-    Ok(SourceFile {
-        stream: Arc::new(Stream::parse_bytes(&bytes)),
-        input,
-        name,
-        role: FileRole::Plain,
-    })
 }
 
 /// What `Linter::load` read: the files, the rendered units, and the errors.

@@ -9,13 +9,13 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use gpulint::cli::{
-    Cli, Command, CommonArgs, FailOn, Format, InventoryFormat, LintArgs, LoadRestrictorArg,
-    PrometheusArgs, RenderArgs, SnapshotArgs,
+    Cli, Command, CommonArgs, FailOn, InventoryFormat, LintArgs, LoadRestrictorArg, PrometheusArgs,
+    RenderArgs, SnapshotArgs,
 };
 use gpulint::config::Config;
 use gpulint::lint::{Linter, Selection};
 use gpulint::metrics::prometheus::{redact_url, PrometheusOptions};
-use gpulint::report;
+use gpulint::report::{self, Format};
 use gpulint::rules::{self, Severity, RULES};
 
 const EXIT_FINDINGS: u8 = 1;
@@ -125,7 +125,7 @@ fn render_settings(
     config: &Config,
     flag: Option<LoadRestrictorArg>,
     paths: &[PathBuf],
-) -> gpulint::renders::RenderSettings {
+) -> gpulint::source::units::RenderSettings {
     use gpulint::source::kustomize::{normalize, LoadRestrictor};
     let load_restrictor = match flag {
         Some(LoadRestrictorArg::RootOnly) => LoadRestrictor::RootOnly,
@@ -139,7 +139,7 @@ fn render_settings(
         .cloned()
         .unwrap_or_else(|| PathBuf::from("."));
     let boundary = Some(normalize(&gpulint::source::repo::repository_of(&first)));
-    gpulint::renders::RenderSettings {
+    gpulint::source::units::RenderSettings {
         load_restrictor,
         boundary,
     }
@@ -162,7 +162,7 @@ fn render(args: &RenderArgs) -> u8 {
         return render_chart(&args.dir, config, &common, &settings);
     }
     let sources =
-        gpulint::renders::RunSources::new(&[], Default::default(), settings.boundary.clone());
+        gpulint::source::units::RunSources::new(&[], Default::default(), settings.boundary.clone());
     if gpulint::source::kustomize::kustomization_file(&args.dir).is_none() {
         eprintln!(
             "error: {}: no kustomization.yaml, kustomization.yml or Kustomization in this folder",
@@ -170,7 +170,7 @@ fn render(args: &RenderArgs) -> u8 {
         );
         return EXIT_ERROR;
     }
-    match gpulint::renders::render_root(&args.dir, &sources, &settings) {
+    match gpulint::source::units::render_root(&args.dir, &sources, &settings) {
         Ok(rendered) => {
             print(&gpulint::source::kustomize::to_yaml(&rendered.objects));
             0
@@ -187,7 +187,7 @@ fn render(args: &RenderArgs) -> u8 {
                 .unwrap_or_default();
             eprintln!(
                 "error: {}{at}: {}",
-                gpulint::renders::display_path(&e.file),
+                gpulint::source::file::display_path(&e.file),
                 e.message
             );
             EXIT_ERROR
@@ -200,7 +200,7 @@ fn render_chart(
     dir: &std::path::Path,
     config: Config,
     common: &CommonArgs,
-    settings: &gpulint::renders::RenderSettings,
+    settings: &gpulint::source::units::RenderSettings,
 ) -> u8 {
     let linter = linter_for(config, Selection::default(), common);
     let Some(engine) = &linter.helm else {
@@ -214,7 +214,7 @@ fn render_chart(
         .boundary
         .clone()
         .unwrap_or_else(|| PathBuf::from("."));
-    match gpulint::renders::render_chart(dir, &linter.config, &root, engine) {
+    match gpulint::source::units::render_chart(dir, &linter.config.charts, &root, engine) {
         Ok(text) => {
             print(&text);
             0

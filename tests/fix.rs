@@ -441,8 +441,8 @@ fn drop_target(text: &str) -> Option<DropTarget> {
 #[test]
 fn real_manifests_with_a_dropped_gpu_limit_get_it_back() {
     use gpulint::config::Config;
-    use gpulint::fix::edit::plain;
     use gpulint::lint::{Linter, Selection};
+    use gpulint::source::document::plain;
     use gpulint::source::yaml::Stream;
 
     let select = Selection {

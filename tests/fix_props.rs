@@ -22,7 +22,7 @@
 //! `planned_fixes_change_only_their_fields` runs the real pipeline in process (`Linter::run` on a
 //! temp file, `fix::apply::plan`) and checks, for the planned file:
 //!   * the findings are the predicted ones, and so are the applied and the refused fixes;
-//!   * the fixed text parses, and its documents (`fix::edit::plain`) equal the original ones with
+//!   * the fixed text parses, and its documents (`source::document::plain`) equal the original ones with
 //!     exactly the predicted fields set (requests == limits for the fixed names), key order kept;
 //!   * every comment survives (same text, same order), every anchor and alias too;
 //!   * every line that no fix touches is still there byte for byte, and the only other lines are
@@ -31,7 +31,7 @@
 //!   * linting the fixed file reports none of the fixed findings, exactly the predicted leftovers,
 //!     and a second plan changes nothing (idempotence).
 //!
-//! `verify_rejects_edits_it_was_not_told_about` drives `fix::edit::apply` + `verify` directly:
+//! `verify_rejects_edits_it_was_not_told_about` drives `edit::apply` + `verify` directly:
 //! `set_quantity`/`rename_resource` fixes on random containers, sides and names, and random
 //! scalar edits, must verify with their own `changes` (unless they edit through a shared anchor)
 //! and must be refused with any wrong `changes` (nothing, another value, name, side, container or
@@ -47,16 +47,16 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use gpulint::config::Config;
-use gpulint::fix::apply::plan;
-use gpulint::fix::edit::{
-    apply, parse_path, plain, render_scalar, verify, Applicability, Edit, FieldChange, Fix,
-    Rejected, Segment,
+use gpulint::edit::resources::{rename_resource, set_quantity, Side, Target};
+use gpulint::edit::{
+    apply, render_scalar, verify, Applicability, Edit, FieldChange, Fix, Rejected,
 };
-use gpulint::fix::resources::{rename_resource, set_quantity, Side, Target};
+use gpulint::fix::apply::plan;
 use gpulint::k8s::catalog::Catalog;
 use gpulint::k8s::workload::{objects, Container, Workload};
 use gpulint::lint::{Linter, Selection};
 use gpulint::rules::Finding;
+use gpulint::source::document::{parse_path, plain, Segment};
 use gpulint::source::yaml::{Node, ScalarStyle, SourceId, Stream, Value};
 use serde_json::{Map, Value as Json};
 
@@ -169,7 +169,7 @@ fn seq(items: Vec<Y>, flow: bool) -> Y {
     Y::L { items, flow }
 }
 
-/// Plain data of a tree, aliases resolved (what `fix::edit::plain` must give for its text).
+/// Plain data of a tree, aliases resolved (what `source::document::plain` must give for its text).
 fn to_json(y: &Y, anchors: &mut HashMap<String, Json>) -> Json {
     let (value, anchor) = match y {
         Y::S { text, anchor, .. } => (Json::String(text.clone()), anchor),

@@ -8,8 +8,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use gpulint::config::ChartEntry;
-use gpulint::fix::edit::Segment;
+use gpulint::source::document::Segment;
+use gpulint::source::helm::ChartEntry;
 use gpulint::source::helm::{
     self, HelmEngine, HelmError, Release, RenderedRelease, ValuesLayer, ValuesOrigin, ValuesSource,
 };

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use gpulint::fix::edit::plain;
+use gpulint::source::document::plain;
 use gpulint::source::kustomize::{
     render, FsSources, LoadRestrictor, Options, RenderErrorKind, Reorder,
 };

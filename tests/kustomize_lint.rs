@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use gpulint::fix::edit::plain;
+use gpulint::source::document::plain;
 use gpulint::source::yaml::Stream;
 use serde_json::Value;
 

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use gpulint::fix::edit::plain;
+use gpulint::source::document::plain;
 use gpulint::source::kustomize::{
     render, render_external, FsSources, LoadRestrictor, Options, Reorder, KUSTOMIZATION_FILE_NAMES,
 };

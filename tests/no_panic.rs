@@ -37,11 +37,11 @@ use std::time::{Duration, Instant};
 
 use gpulint::config::Config;
 use gpulint::k8s::catalog::Catalog;
-use gpulint::k8s::quantity::{
-    format_bytes_binary, format_millicores, round_up_bytes_readable, Quantity,
-};
 use gpulint::k8s::workload::{objects, Workload};
 use gpulint::lint::{Linter, Run, Selection};
+use gpulint::quantity::{
+    format_bytes_binary, format_millicores, round_up_bytes_readable, Quantity,
+};
 use gpulint::report::{self, github, human, inventory, json, sarif};
 use gpulint::rules::{self, RepoFacts, RULES};
 use gpulint::source::yaml::{Node, ScalarKind, ScalarStyle, Span, Stream, Value};

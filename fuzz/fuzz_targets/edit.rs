@@ -1,4 +1,4 @@
-//! libFuzzer target: the edit engine (`fix::edit::apply` + `fix::edit::verify`) and the fixer's
+//! libFuzzer target: the edit engine (`edit::apply` + `edit::verify`) and the fixer's
 //! plan.
 //!
 //! Input layout: the first byte picks how many edits (0..=3) the fuzzer makes up; each takes
@@ -15,7 +15,8 @@ use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 
 use gpulint::config::Config;
-use gpulint::fix::edit::{self, Applicability, Edit, Fix};
+use gpulint::edit::{self, Applicability, Edit, Fix};
+use gpulint::source::document::plain;
 use gpulint::lint::{Linter, Selection};
 use gpulint::source::yaml::{SourceId, Stream};
 use libfuzzer_sys::fuzz_target;
@@ -100,7 +101,7 @@ fuzz_target!(|data: &[u8]| {
         if let Ok(after) = edit::verify(&original, &fixed, &[&fix]) {
             assert_eq!(after.documents.len(), original.documents.len());
             for (a, b) in original.documents.iter().zip(&after.documents) {
-                assert_eq!(edit::plain(&a.root), edit::plain(&b.root));
+                assert_eq!(plain(&a.root), plain(&b.root));
             }
         }
     }

@@ -6,10 +6,12 @@
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
-use super::edit::{apply, overlaps, verify, Applicability, ChangeNote, Fix, Rejected, Segment};
-use crate::lint::{repo_facts, Linter, Run, SourceFile};
+use crate::edit::{apply, overlaps, verify, Applicability, ChangeNote, Fix, Rejected};
+use crate::lint::{repo_facts, Linter, Run};
 use crate::rules::Finding;
 use crate::source::discover::Input;
+use crate::source::document::Segment;
+use crate::source::file::SourceFile;
 use crate::source::yaml::Stream;
 
 /// Re-lint rounds per file: overlapping fixes are applied one round after the other.
@@ -204,7 +206,7 @@ pub fn plan(linter: &Linter, run: &Run, unsafe_fixes: bool) -> FixPlan {
             });
         }
     }
-    super::render::plan_units(linter, run, unsafe_fixes, &mut plan);
+    super::kustomize::plan_units(linter, run, unsafe_fixes, &mut plan);
     super::helm::plan_releases(linter, run, unsafe_fixes, &mut plan);
     for f in &mut plan.files {
         f.applied = net_changes(std::mem::take(&mut f.applied));

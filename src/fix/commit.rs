@@ -5,7 +5,7 @@ use std::sync::atomic::AtomicBool;
 use git2::{Repository, Signature, Status};
 
 use super::apply::FixPlan;
-use super::patch::{relative_to, repo_root};
+use crate::source::repo::{git_work_tree, relative_to};
 
 /// The commit message: a summary line, then one line per change.
 pub fn message(plan: &FixPlan, custom: Option<&str>) -> String {
@@ -41,7 +41,7 @@ pub fn commit(
     stop: &AtomicBool,
 ) -> Result<Committed, String> {
     let first = plan.files.first().ok_or("nothing to commit")?;
-    let root = repo_root(&first.path)
+    let root = git_work_tree(&first.path)
         .ok_or_else(|| format!("{}: not inside a git repository", first.name))?;
     let repo = Repository::open(&root).map_err(|e| format!("cannot open the repository: {e}"))?;
     let mut paths = Vec::new();

@@ -13,12 +13,13 @@ use std::path::{Path, PathBuf};
 use serde_json::Value as Json;
 
 use super::apply::{allowed, skipped_unsafe, AppliedFix, FileFix, FixPlan, RejectedFix};
-use super::edit::{apply, apply_change, plain, render_scalar, Edit, FieldChange};
+use crate::edit::{apply, apply_change, render_scalar, Edit, FieldChange};
 use crate::lint::{Linter, Run};
-use crate::renders::HelmUnit;
 use crate::rules::Finding;
+use crate::source::document::plain;
 use crate::source::helm::{self, HelmEngine, Release, ValuesSource};
 use crate::source::kustomize::normalize;
+use crate::source::units::HelmUnit;
 use crate::source::yaml::{ScalarStyle, Stream};
 
 /// Plans the fixes of every Helm release into `plan`.
@@ -100,7 +101,7 @@ fn key_edit(
     engine: &HelmEngine,
     unit: &HelmUnit,
     document: usize,
-    path: &[super::edit::Segment],
+    path: &[crate::source::document::Segment],
     to: &str,
 ) -> Result<LeafEdit, String> {
     let by_hand = || {
@@ -109,7 +110,7 @@ fn key_edit(
             display(path)
         )
     };
-    let Some(super::edit::Segment::Key(from)) = path.last() else {
+    let Some(crate::source::document::Segment::Key(from)) = path.last() else {
         return Err(by_hand());
     };
     let origin = unit.origin(engine, document, path).ok_or_else(by_hand)?;
@@ -147,11 +148,11 @@ fn key_before(text: &str, value_start: usize, key: &str) -> Option<(usize, usize
     None
 }
 
-fn display(path: &[super::edit::Segment]) -> String {
+fn display(path: &[crate::source::document::Segment]) -> String {
     path.iter()
         .map(|s| match s {
-            super::edit::Segment::Key(k) => format!(".{k}"),
-            super::edit::Segment::Index(i) => format!("[{i}]"),
+            crate::source::document::Segment::Key(k) => format!(".{k}"),
+            crate::source::document::Segment::Index(i) => format!("[{i}]"),
         })
         .collect()
 }
@@ -211,8 +212,8 @@ fn plan_release(
         return;
     }
     for (path, (original, fixed)) in outcome {
-        let name = crate::renders::find_file(&run.files, &path).map_or_else(
-            || crate::renders::display_path(&path),
+        let name = crate::source::file::find_file(&run.files, &path).map_or_else(
+            || crate::source::file::display_path(&path),
             |i| run.files[i].name.clone(),
         );
         let line_in = |f: &Finding| Stream::parse(&original).line_col(f.span.start()).0;

@@ -1,37 +1,9 @@
 //! Unified diffs of planned fixes: `--diff` for people, `--patch` for `git apply`.
 
-use std::path::{Path, PathBuf};
-
 use similar::TextDiff;
 
 use super::apply::FixPlan;
-
-/// The repository root of a path, if it is inside a git work tree.
-pub fn repo_root(path: &Path) -> Option<PathBuf> {
-    let repo = git2::Repository::discover(path).ok()?;
-    let workdir = repo.workdir()?;
-    std::fs::canonicalize(workdir).ok()
-}
-
-/// A path relative to `root`, with `/` separators, as git writes it.
-pub fn relative_to(path: &Path, root: &Path) -> Option<String> {
-    // A file a fix creates does not exist yet: resolve its folder.
-    let absolute = std::fs::canonicalize(path).ok().or_else(|| {
-        let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
-        Some(
-            std::fs::canonicalize(dir.unwrap_or(Path::new(".")))
-                .ok()?
-                .join(path.file_name()?),
-        )
-    })?;
-    let rel = absolute.strip_prefix(root).ok()?;
-    Some(
-        rel.components()
-            .map(|c| c.as_os_str().to_string_lossy().into_owned())
-            .collect::<Vec<_>>()
-            .join("/"),
-    )
-}
+use crate::source::repo::{git_work_tree, relative_to};
 
 fn unified(old: &str, new: &str, a: &str, b: &str) -> String {
     TextDiff::from_lines(old, new)
@@ -62,7 +34,7 @@ pub fn diff(plan: &FixPlan) -> String {
 pub fn patch(plan: &FixPlan) -> Result<String, String> {
     let mut out = String::new();
     for f in &plan.files {
-        let root = repo_root(&f.path)
+        let root = git_work_tree(&f.path)
             .or_else(|| {
                 std::env::current_dir()
                     .ok()

@@ -14,8 +14,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::quantity::Quantity;
 use super::workload::Object;
+use crate::quantity::Quantity;
 use crate::source::yaml::Node;
 
 pub const GROUP: &str = "kueue.x-k8s.io/";

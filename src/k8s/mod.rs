@@ -1,4 +1,4 @@
-//! Kubernetes knowledge: quantities, GPU resource names, the workload catalogue and views.
+//! Kubernetes knowledge: GPU resource names, the workload catalogue and views.
 
 pub mod catalog;
 pub mod dra;
@@ -6,5 +6,4 @@ pub mod engine;
 pub mod gpu;
 pub mod kueue;
 pub mod podsets;
-pub mod quantity;
 pub mod workload;

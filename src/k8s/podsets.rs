@@ -15,8 +15,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::dra::{pod_claims, DraFacts};
 use super::gpu::is_placeholder;
-use super::quantity::Quantity;
 use super::workload::{Container, Workload};
+use crate::quantity::Quantity;
 use crate::source::yaml::{push_index, push_name, Node};
 
 /// How many pods a pod set runs.

@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::k8s::quantity::{format_millicores, Quantity};
+use crate::quantity::{format_millicores, Quantity};
 
 /// One node as measured (or written by hand in a snapshot). Quantities are Kubernetes
 /// quantity strings (`"96"`, `"1Ti"`, `"8"`).

@@ -43,7 +43,7 @@
 use thiserror::Error;
 
 use super::usage::Usage;
-use crate::k8s::quantity::{format_bytes_binary, format_millicores, Quantity};
+use crate::quantity::{format_bytes_binary, format_millicores, Quantity};
 
 const KI: i128 = 1 << 10;
 const MI: i128 = 1 << 20;
@@ -839,7 +839,7 @@ mod tests {
         // The fixed-step helper in quantity.rs would give the same here, but is not bounded
         // by 5% in general (10Gi + 1 byte -> 11Gi is ~10% above).
         assert_eq!(
-            crate::k8s::quantity::round_up_bytes_readable(10 * GI + 1),
+            crate::quantity::round_up_bytes_readable(10 * GI + 1),
             11 * GI
         );
         assert_eq!(

@@ -16,9 +16,9 @@ use std::fmt::Write as _;
 use serde_json::Value;
 
 use super::location;
-use crate::k8s::quantity::Quantity;
 use crate::lint::{Linter, Run};
 use crate::metrics::usage::{ContainerKey, Usage};
+use crate::quantity::Quantity;
 use crate::rules::{Finding, Severity};
 
 /// What the page says about its run besides the findings.

@@ -29,7 +29,7 @@ struct Window {
 }
 
 impl Window {
-    fn new(file: &crate::lint::SourceFile, offset: usize) -> Window {
+    fn new(file: &crate::source::file::SourceFile, offset: usize) -> Window {
         let (line, _) = file.stream.line_col(offset);
         let first = line.saturating_sub(4).max(1);
         Window {
@@ -76,7 +76,7 @@ impl miette::SourceCode for Window {
 }
 
 /// Whether the line holding `offset` is short enough to draw.
-fn drawable(file: &crate::lint::SourceFile, offset: usize) -> bool {
+fn drawable(file: &crate::source::file::SourceFile, offset: usize) -> bool {
     let (line, _) = file.stream.line_col(offset);
     let lines = &file.stream.lines;
     let start = lines.line_start(line).unwrap_or(0);

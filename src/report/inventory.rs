@@ -7,10 +7,11 @@ use serde_json::{json, Value};
 use crate::k8s::dra::DraFacts;
 use crate::k8s::gpu::{GpuName, GpuNames};
 use crate::k8s::podsets::{pod_demand_with_dra, pod_sets, Demand, PodCount, PodSet};
-use crate::k8s::quantity::Quantity;
 use crate::k8s::workload::{objects_in, Container, ResourceList, Workload};
-use crate::lint::{FileRole, Linter, SourceFile};
-use crate::renders::{HelmUnit, RenderUnit};
+use crate::lint::Linter;
+use crate::quantity::Quantity;
+use crate::source::file::{display_path, FileRole, SourceFile};
+use crate::source::units::{HelmUnit, RenderUnit};
 use crate::source::yaml::Node;
 
 /// One container row.
@@ -107,7 +108,7 @@ fn template_line(
     let (file, offset) = crate::source::helm::template_location(chart, template?, key)?;
     let text = std::fs::read_to_string(&file).ok()?;
     let line = text.get(..offset)?.matches('\n').count() + 1;
-    Some((crate::renders::display_path(&file), line))
+    Some((display_path(&file), line))
 }
 
 /// A count as JSON: the number, or null.

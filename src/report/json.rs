@@ -11,10 +11,11 @@ use serde_json::Value;
 
 use super::location;
 use crate::k8s::workload::ObjectRef;
-use crate::lint::{InputError, Run};
+use crate::lint::Run;
 use crate::rules::headroom::Recommended;
 use crate::rules::savings::{self, Frees, Savings};
 use crate::rules::Severity;
+use crate::source::file::InputError;
 
 #[derive(Serialize)]
 struct Report<'a> {

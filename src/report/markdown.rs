@@ -264,7 +264,7 @@ fn container_quantity(
     side: &str,
 ) -> Option<f64> {
     let text = inventory_container(inventory, key)?[side]["memory"].as_str()?;
-    let q: crate::k8s::quantity::Quantity = text.parse().ok()?;
+    let q: crate::quantity::Quantity = text.parse().ok()?;
     q.ceil_bytes().map(|b| b as f64)
 }
 

@@ -12,11 +12,29 @@ pub mod sarif;
 
 use std::borrow::Cow;
 
+use clap::ValueEnum;
 use serde_json::ser::{Formatter, PrettyFormatter};
 
-use crate::cli::Format;
 use crate::lint::Run;
 use crate::rules::Finding;
+
+// The output formats of `--format` and `--output-format FORMAT=FILE`, each written by a file of
+// this module.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Human,
+    Json,
+    Sarif,
+    Github,
+    /// JUnit XML (Jenkins, GitLab, Azure DevOps test reports).
+    Junit,
+    /// GitLab Code Quality JSON.
+    Gitlab,
+    /// One self-contained HTML page with charts.
+    Html,
+    /// The sizing report in Markdown (a step summary, a pull request's body).
+    Markdown,
+}
 
 /// A report of `format` as text: what `--format` prints, `-o` and `--output-format` write.
 /// (The CLI streams json and sarif to stdout instead: at 10,000 manifests a string of the whole

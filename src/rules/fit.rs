@@ -11,9 +11,9 @@ use super::{container_anchor, Context, Hit, Rule};
 use crate::k8s::gpu::GpuName;
 use crate::k8s::kueue::Requirement;
 use crate::k8s::podsets::{pod_demand, pod_sets, PodCount};
-use crate::k8s::quantity::Quantity;
 use crate::k8s::workload::Workload;
 use crate::metrics::nodes::NodeInfo;
+use crate::quantity::Quantity;
 use crate::source::yaml::Node;
 
 use super::kueue::show;
@@ -278,7 +278,7 @@ mod tests {
             gpu_names: &names,
             facts: &facts,
             kueue_required: false,
-            target: crate::fix::resources::Target::local(text, 0),
+            target: crate::edit::resources::Target::local(text, 0),
             usage: Some(&usage),
             policy: &policy,
             default_namespace: "default",

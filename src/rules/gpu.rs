@@ -1,11 +1,11 @@
 //! GPU001–GPU005: the API server's rules for extended resources, resource names, placeholders.
 
 use super::{container_label, Context, Hit, Rule};
-use crate::fix::edit::Applicability;
-use crate::fix::resources::{rename_resource, set_quantity, Side};
+use crate::edit::resources::{rename_resource, set_quantity, Side};
+use crate::edit::Applicability;
 use crate::k8s::gpu::{is_placeholder, GpuName};
-use crate::k8s::quantity::Quantity;
 use crate::k8s::workload::{Container, Workload};
+use crate::quantity::Quantity;
 use crate::source::yaml::{Node, Value};
 
 /// A quantity as written, judged.

@@ -7,7 +7,7 @@
 use super::gpu::{judge, Judged};
 use super::headroom::usage_of;
 use super::{container_label, Context, Hit, Rule};
-use crate::fix::resources::rename_resource;
+use crate::edit::resources::rename_resource;
 use crate::k8s::engine::{self, Engine, Parallelism};
 use crate::k8s::workload::{Container, Workload};
 use crate::metrics::mig::{self, NoFit};

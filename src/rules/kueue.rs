@@ -9,8 +9,8 @@ use super::{container_anchor, is_gpu_container, Context, Hit, Rule};
 use crate::k8s::gpu::GpuName;
 use crate::k8s::kueue::{ClusterQueue, LocalQueue, Requirement, Selector, QUEUE_LABEL};
 use crate::k8s::podsets::{pod_demand, pod_sets, PodCount};
-use crate::k8s::quantity::{format_bytes_binary, format_millicores, Quantity};
 use crate::k8s::workload::Workload;
+use crate::quantity::{format_bytes_binary, format_millicores, Quantity};
 use crate::source::yaml::{Node, Span};
 
 /// The label KAI scheduler reads a workload's queue from.

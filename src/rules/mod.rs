@@ -11,7 +11,7 @@ mod gpu_sizing;
 pub mod headroom;
 mod kueue;
 mod qos;
-mod render;
+mod render_errors;
 pub mod savings;
 mod schedule;
 mod shm;
@@ -20,8 +20,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use crate::fix::edit::{Applicability, Fix};
-use crate::fix::resources::Target;
+use crate::edit::resources::Target;
+use crate::edit::{Applicability, Fix};
 use crate::k8s::gpu::GpuNames;
 use crate::k8s::workload::{Container, ObjectRef, Workload};
 use crate::metrics::recommend::Policy;
@@ -695,7 +695,7 @@ pub fn check_workload(cx: &Context, w: &Workload) -> Vec<Hit> {
     fit::check(cx, w, &mut hits);
     headroom::check(cx, w, &mut hits);
     schedule::check(cx, w, &mut hits);
-    render::check(cx, w, &mut hits);
+    render_errors::check(cx, w, &mut hits);
     hits
 }
 

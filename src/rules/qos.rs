@@ -4,10 +4,10 @@
 
 use super::gpu::{judge, scalar_style, Judged};
 use super::{container_anchor, container_label, is_gpu_container, Context, Hit, Rule};
-use crate::fix::edit::Applicability;
-use crate::fix::resources::{set_quantity, Side};
-use crate::k8s::quantity::Quantity;
+use crate::edit::resources::{set_quantity, Side};
+use crate::edit::Applicability;
 use crate::k8s::workload::{Container, ResourceEntry, Workload};
+use crate::quantity::Quantity;
 
 /// The resources the kubelet's QoS class looks at (`isSupportedQoSComputeResource`).
 const QOS_RESOURCES: [&str; 2] = ["cpu", "memory"];

@@ -4,7 +4,6 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use crate::config::Config;
 use crate::source::kustomize::{normalize, KUSTOMIZATION_FILE_NAMES};
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -27,6 +26,15 @@ fn is_yaml(path: &Path) -> bool {
     path.extension()
         .and_then(|e| e.to_str())
         .is_some_and(|e| e.eq_ignore_ascii_case("yaml") || e.eq_ignore_ascii_case("yml"))
+}
+
+/// The config file's name (`.gpulint.yaml`): `config.rs` looks for it, the walk never lints it.
+pub const CONFIG_FILE_NAME: &str = ".gpulint.yaml";
+
+/// What the walk leaves out: the config's `exclude:` globs. A trait so that the walk stays below
+/// the config in the layers (`Config` implements it).
+pub trait Excludes: Sync {
+    fn is_excluded(&self, path: &Path) -> bool;
 }
 
 /// What a run lints.
@@ -68,7 +76,7 @@ fn walk(dir: &Path) -> ignore::WalkBuilder {
 }
 
 /// Every kustomization root under `dir` (walked like the manifests).
-fn roots_under(dir: &Path, config: &Config, out: &mut Vec<PathBuf>) {
+fn roots_under(dir: &Path, config: &dyn Excludes, out: &mut Vec<PathBuf>) {
     // In parallel (a monorepo's walk is thousands of folders of system calls), then sorted:
     // the order of roots stays the walk's sorted order.
     let found = std::sync::Mutex::new(Vec::new());
@@ -101,7 +109,7 @@ fn roots_under(dir: &Path, config: &Config, out: &mut Vec<PathBuf>) {
 /// Files to lint, in a deterministic order (command-line order, then sorted within a folder),
 /// and the Kustomize roots to render. A missing path is an error message; the other inputs are
 /// still returned. `repo_root` is where roots are looked for when files are named one by one.
-pub fn discover(paths: &[PathBuf], config: &Config, repo_root: Option<&Path>) -> Discovered {
+pub fn discover(paths: &[PathBuf], config: &dyn Excludes, repo_root: Option<&Path>) -> Discovered {
     let mut found = Discovered::default();
     for path in paths {
         if path.as_os_str() == "-" {
@@ -208,7 +216,7 @@ pub fn discover(paths: &[PathBuf], config: &Config, repo_root: Option<&Path>) ->
                     // The config file is not a manifest.
                     if is_file
                         && is_yaml(p)
-                        && e.file_name() != crate::config::FILE_NAME
+                        && e.file_name() != CONFIG_FILE_NAME
                         && !config.is_excluded(p)
                     {
                         found.inputs.push(Input::File(p.to_path_buf()));
@@ -262,7 +270,7 @@ pub fn discover(paths: &[PathBuf], config: &Config, repo_root: Option<&Path>) ->
 /// a symlink that leaves the repository (never followed), a FIFO or device with a manifest's
 /// name (never opened: a FIFO blocks a read forever). Symlinks inside are not followed either
 /// (what they point at is walked where it is).
-fn skipped(entry: &ignore::DirEntry, repository: &Path, config: &Config) -> Option<String> {
+fn skipped(entry: &ignore::DirEntry, repository: &Path, config: &dyn Excludes) -> Option<String> {
     let kind = entry.file_type()?;
     if kind.is_file() || kind.is_dir() {
         return None;

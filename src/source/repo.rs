@@ -213,6 +213,34 @@ pub fn read_in_walked_folder(dir: &Path, name: &str) -> Result<Option<Vec<u8>>, 
     read_capped(file, &meta).map(Some)
 }
 
+/// The root of the git work tree holding `path` (found by git, canonicalized), if any; unlike
+/// [`repository_of`], `None` outside a work tree.
+pub fn git_work_tree(path: &Path) -> Option<PathBuf> {
+    let repo = git2::Repository::discover(path).ok()?;
+    let workdir = repo.workdir()?;
+    std::fs::canonicalize(workdir).ok()
+}
+
+/// A path relative to `root`, with `/` separators, as git writes it.
+pub fn relative_to(path: &Path, root: &Path) -> Option<String> {
+    // A file a fix creates does not exist yet: resolve its folder.
+    let absolute = std::fs::canonicalize(path).ok().or_else(|| {
+        let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+        Some(
+            std::fs::canonicalize(dir.unwrap_or(Path::new(".")))
+                .ok()?
+                .join(path.file_name()?),
+        )
+    })?;
+    let rel = absolute.strip_prefix(root).ok()?;
+    Some(
+        rel.components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect::<Vec<_>>()
+            .join("/"),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

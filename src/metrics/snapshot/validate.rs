@@ -21,7 +21,7 @@ pub(super) fn check_nodes(doc: &Doc, nodes: &[NodeInfo]) -> Result<(), SnapshotE
         for (resource, value) in &node.allocatable {
             let ok = value
                 .trim()
-                .parse::<crate::k8s::quantity::Quantity>()
+                .parse::<crate::quantity::Quantity>()
                 .is_ok_and(|q| !q.is_negative());
             if !ok {
                 let path = format!("nodes[{i}].allocatable.{resource}");

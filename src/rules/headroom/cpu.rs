@@ -1,7 +1,7 @@
 //! CPU001: a CPU request far from the measured P99.
 
 use super::{millis_of, set_both, Recommended};
-use crate::fix::resources::Side;
+use crate::edit::resources::Side;
 use crate::k8s::workload::Container;
 use crate::metrics::recommend::{self, CpuRecommendation};
 use crate::rules::{container_label, Context, Hit, Rule};

@@ -2,7 +2,7 @@
 //! QOS001 with a measurement (a GPU container without a memory limit, now fixable).
 
 use super::{set_both, Recommended};
-use crate::fix::edit::Fix;
+use crate::edit::Fix;
 use crate::k8s::workload::Container;
 use crate::metrics::recommend::{self, MemoryRecommendation};
 use crate::rules::{container_anchor, container_label, Context, Hit, Rule};

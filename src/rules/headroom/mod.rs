@@ -13,12 +13,12 @@ mod oom;
 
 use super::gpu::{judge, scalar_style, Judged};
 use super::{container_anchor, container_label, is_gpu_container, Context, Hit, Rule};
-use crate::fix::edit::{Applicability, Fix};
-use crate::fix::resources::{set_quantity, Side};
-use crate::k8s::quantity::Quantity;
+use crate::edit::resources::{set_quantity, Side};
+use crate::edit::{Applicability, Fix};
 use crate::k8s::workload::{Container, Workload};
 use crate::metrics::recommend::{self, NoRecommendation};
 use crate::metrics::usage::{ContainerKey, Usage};
+use crate::quantity::Quantity;
 use crate::source::yaml::ScalarStyle;
 
 /// The rules judged against measured usage: they need `--metrics`, `--prometheus` or a

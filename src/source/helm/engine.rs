@@ -14,7 +14,7 @@ use super::releases::{invalid_name, is_namespace, is_release_name};
 use super::{
     apply_parameters, typed, user_values, HelmError, Release, ValuesSource, DEFAULT_TIMEOUT,
 };
-use crate::fix::edit::Segment;
+use crate::source::document::Segment;
 use crate::source::yaml::{Node, ScalarKind, Stream, Value};
 
 /// A rendered release: the `helm template` output, parsed.

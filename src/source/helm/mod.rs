@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value as Json};
 
-use crate::fix::edit::Segment;
+use crate::source::document::Segment;
 use crate::source::yaml::{Node, ScalarKind, Stream, Value};
 
 mod engine;
@@ -30,7 +30,8 @@ pub use engine::{
 };
 pub use origin::{shared_probe, values_origin, SharedProbe, ValuesLayer, ValuesOrigin};
 pub use releases::{
-    declared_releases, is_namespace, is_release_name, releases, DeclarationError, Declared,
+    declared_releases, is_namespace, is_release_name, releases, ChartEntry, DeclarationError,
+    Declared,
 };
 
 /// How long one `helm template` may run before it is killed.

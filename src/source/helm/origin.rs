@@ -11,8 +11,8 @@ use super::{
     apply_parameters, merge, read_yaml, typed, HelmError, Parameter, Release, ValuesSource,
     MAX_CANDIDATES, PARALLEL_PROBES,
 };
-use crate::fix::edit::Segment;
-use crate::k8s::quantity::Quantity;
+use crate::quantity::Quantity;
+use crate::source::document::Segment;
 use crate::source::yaml::{Node, ScalarKind, ScalarStyle, Span, Stream, Value};
 
 /// Which values a [`ValuesOrigin`] is in.

@@ -8,8 +8,28 @@ use std::path::{Component, Path, PathBuf};
 use serde_json::Value as Json;
 
 use super::{is_chart, parse_set_name, typed_set_value, Parameter, Release, SetKind, ValuesSource};
-use crate::config::ChartEntry;
 use crate::source::yaml::{Node, ScalarKind, Stream};
+
+/// One `charts:` entry: a release of a chart in the repository.
+///
+/// ```yaml
+/// charts:
+/// - path: charts/llm          # the chart's folder
+///   release: llm-prod         # default: the folder's name
+///   namespace: serving        # default: `default`
+///   values: [envs/prod/llm.yaml]
+/// ```
+///
+/// Paths are kept as written: relative to the config's folder, which is the repository root
+/// (`source::helm::releases` resolves them against the repository root).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChartEntry {
+    pub path: PathBuf,
+    pub release: Option<String>,
+    pub namespace: Option<String>,
+    /// Values files, in precedence order (last wins), after the chart's own values.yaml.
+    pub values: Vec<PathBuf>,
+}
 
 /// Lexically normalizes a path: drops `.`, folds `..` into its parent.
 fn normalize(path: &Path) -> PathBuf {

@@ -98,7 +98,7 @@ fn key_text(key: &Node) -> String {
     match &key.value {
         Value::Scalar(_) => scalar(key),
         // Complex keys do not occur in Kubernetes objects; write them as a quoted string.
-        _ => quote(&format!("{:?}", crate::fix::edit::plain(key))),
+        _ => quote(&format!("{:?}", crate::source::document::plain(key))),
     }
 }
 

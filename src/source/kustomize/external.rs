@@ -12,7 +12,7 @@ use super::load::{find_kustomization, resources_of};
 use super::{
     normalize, LoadRestrictor, Options, RenderError, RenderErrorKind, Rendered, Reorder, Sources,
 };
-use crate::fix::edit::plain;
+use crate::source::document::plain;
 use crate::source::yaml::{Node, Span, Stream, Value};
 
 fn on_path(name: &str) -> Option<PathBuf> {

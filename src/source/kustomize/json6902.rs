@@ -1,7 +1,7 @@
 //! JSON patch (RFC 6902) on the span-aware tree: values added or replaced are the patch's own
 //! nodes, so they point at the patch file (or the inline patch in the kustomization).
 
-use crate::fix::edit::plain;
+use crate::source::document::plain;
 use crate::source::yaml::{Entry, Node, Value};
 
 #[derive(Clone, Debug)]

@@ -1,5 +1,5 @@
 use super::*;
-use crate::fix::edit::plain;
+use crate::source::document::plain;
 use crate::source::yaml::Value;
 
 /// Writes `files` (path, text) under a fresh temporary directory.

@@ -3,11 +3,12 @@
 //! indentation, line endings), creating the `requests:`/`limits:` mapping when it is missing or
 //! written empty (`limits:`, `limits: null`, `limits: {}`).
 
-use super::edit::{
-    column, line_end, newline, parse_path, render_scalar, sibling_style, Applicability, ChangeNote,
-    Edit, FieldChange, Fix, Segment,
+use super::{
+    column, line_end, newline, render_scalar, sibling_style, Applicability, ChangeNote, Edit,
+    FieldChange, Fix,
 };
 use crate::k8s::workload::{Container, ResourceList};
+use crate::source::document::{parse_path, Segment};
 use crate::source::yaml::{Node, ScalarStyle, SourceId, Value};
 
 pub use crate::k8s::workload::Side;

@@ -12,8 +12,8 @@ use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use crate::lint::{FileRole, InputError, SourceFile};
 use crate::source::discover::Input;
+use crate::source::file::{display_path, file_index, find_file, FileRole, InputError, SourceFile};
 use crate::source::helm;
 use crate::source::kustomize::{self, normalize, LoadRestrictor, Options, Reorder, Sources};
 use crate::source::yaml::{Node, SourceId, Stream};
@@ -226,16 +226,6 @@ pub fn render_root(
     }
 }
 
-/// A name for people: the path relative to the working directory when it is below it.
-pub fn display_path(path: &Path) -> String {
-    let cwd = std::env::current_dir().ok().map(|c| normalize(&c));
-    match cwd.as_ref().and_then(|c| path.strip_prefix(c).ok()) {
-        Some(rel) if rel.as_os_str().is_empty() => ".".to_string(),
-        Some(rel) => rel.display().to_string(),
-        None => path.display().to_string(),
-    }
-}
-
 /// Renders every root, appends the files the renders read to `files`, marks the files that are
 /// linted through a render, and returns the units to lint: roots that another rendered root
 /// uses as a base are linted through it, not on their own. Roots in `conditional` (found for
@@ -396,7 +386,7 @@ impl HelmUnit {
         &self,
         engine: &helm::HelmEngine,
         document: usize,
-        path: &[crate::fix::edit::Segment],
+        path: &[crate::source::document::Segment],
     ) -> Option<helm::ValuesOrigin> {
         let key = format!("{document}:{path:?}");
         if let Ok(cache) = self.origins.lock() {
@@ -436,8 +426,8 @@ impl HelmUnit {
         &self,
         engine: Option<&helm::HelmEngine>,
         document: usize,
-        fix_fields: &[&[crate::fix::edit::Segment]],
-        field: &[crate::fix::edit::Segment],
+        fix_fields: &[&[crate::source::document::Segment]],
+        field: &[crate::source::document::Segment],
         files: &[SourceFile],
     ) -> (usize, crate::source::yaml::Span) {
         use crate::source::yaml::Span;
@@ -469,43 +459,17 @@ impl HelmUnit {
     }
 }
 
-/// The run index of the file at `path`, however either is spelled.
-pub fn find_file(files: &[SourceFile], path: &Path) -> Option<usize> {
-    let wanted = normalize(path);
-    files.iter().position(|f| match &f.input {
-        Input::File(p) => normalize(p) == wanted,
-        Input::Stdin => false,
-    })
-}
-
-/// The run index of the file at `path`, reading it (as a support file) when the run does not
-/// have it yet.
-pub fn file_index(files: &mut Vec<SourceFile>, path: &Path) -> Option<usize> {
-    if let Some(found) = find_file(files, path) {
-        return Some(found);
-    }
-    let wanted = normalize(path);
-    let bytes = std::fs::read(&wanted).ok()?;
-    files.push(SourceFile {
-        name: display_path(&wanted),
-        input: Input::File(wanted),
-        stream: Arc::new(Stream::parse_bytes(&bytes)),
-        role: FileRole::Support,
-    });
-    Some(files.len() - 1)
-}
-
 /// `gpulint render CHART`: every release of the chart at `chart` (the config's `charts:`
 /// entries for it, else its defaults), rendered and joined.
 pub fn render_chart(
     chart: &Path,
-    config: &crate::config::Config,
+    config_charts: &[helm::ChartEntry],
     repo_root: &Path,
     engine: &helm::HelmEngine,
 ) -> Result<String, helm::HelmError> {
     let chart = normalize(chart);
     let declared =
-        helm::declared_releases(std::slice::from_ref(&chart), &[], &config.charts, repo_root);
+        helm::declared_releases(std::slice::from_ref(&chart), &[], config_charts, repo_root);
     let mut out = String::new();
     for release in declared
         .releases
@@ -523,7 +487,7 @@ pub fn render_chart(
 pub fn build_helm(
     charts: &[PathBuf],
     files: &mut Vec<SourceFile>,
-    config: &crate::config::Config,
+    config_charts: &[helm::ChartEntry],
     repo_root: &Path,
     engine: &helm::HelmEngine,
     errors: &mut Vec<InputError>,
@@ -538,7 +502,7 @@ pub fn build_helm(
         .collect();
     let manifest_refs: Vec<(PathBuf, &Stream)> =
         manifests.iter().map(|(p, s)| (p.clone(), &**s)).collect();
-    let declared = helm::declared_releases(charts, &manifest_refs, &config.charts, repo_root);
+    let declared = helm::declared_releases(charts, &manifest_refs, config_charts, repo_root);
     for e in declared.errors {
         let source = find_file(files, &e.file).map(|i| (i, e.offset));
         errors.push(InputError {

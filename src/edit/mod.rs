@@ -1,10 +1,15 @@
-//! Fixes as byte-range edits on the original text (ruff's `Edit`/`Fix`, zizmor's yamlpatch), the
-//! text-level helpers that keep indentation, quoting and line endings, and the verification that
-//! a fixed text changes exactly the fields a fix meant to change.
+//! The vocabulary rules build fixes with, below `rules` and the fix engine (`fix`): fixes as
+//! byte-range edits on the original text (ruff's `Edit`/`Fix`, zizmor's yamlpatch), the
+//! text-level helpers that keep indentation, quoting and line endings, the verification that a
+//! fixed text changes exactly the fields a fix meant to change, and the edits on a container's
+//! `resources` (`resources.rs`).
+
+pub mod resources;
 
 use serde_json::{Map, Value as Json};
 
-use crate::source::yaml::{Node, ScalarKind, ScalarStyle, SourceId, Stream, Value};
+use crate::source::document::{plain, Segment};
+use crate::source::yaml::{Node, ScalarStyle, SourceId, Stream};
 
 /// Replace `start..end` with `content` (an insertion when the range is empty).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -20,13 +25,6 @@ pub enum Applicability {
     Unsafe,
     /// Keeps the user's intent; applied by `--fix`.
     Safe,
-}
-
-/// One step of a path inside a document.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub enum Segment {
-    Key(String),
-    Index(usize),
 }
 
 /// A field a fix is meant to change, for verification and for the change report.
@@ -73,44 +71,6 @@ pub struct Fix {
     pub description: String,
     /// The value changes behind `description`, where the fix sets values (empty for renames).
     pub notes: Vec<ChangeNote>,
-}
-
-/// Parses an RFC 9535 normalized path (`$['spec']['containers'][0]`) into segments.
-pub fn parse_path(path: &str) -> Option<Vec<Segment>> {
-    let mut rest = path.strip_prefix('$')?;
-    let mut out = Vec::new();
-    while !rest.is_empty() {
-        rest = rest.strip_prefix('[')?;
-        if let Some(quoted) = rest.strip_prefix('\'') {
-            let mut name = String::new();
-            let mut chars = quoted.char_indices();
-            let end = loop {
-                let (i, c) = chars.next()?;
-                match c {
-                    '\'' => break i,
-                    '\\' => {
-                        let (_, e) = chars.next()?;
-                        name.push(match e {
-                            'b' => '\u{08}',
-                            'f' => '\u{0C}',
-                            'n' => '\n',
-                            'r' => '\r',
-                            't' => '\t',
-                            other => other,
-                        });
-                    }
-                    c => name.push(c),
-                }
-            };
-            rest = quoted.get(end + 1..)?.strip_prefix(']')?;
-            out.push(Segment::Key(name));
-        } else {
-            let close = rest.find(']')?;
-            out.push(Segment::Index(rest.get(..close)?.parse().ok()?));
-            rest = rest.get(close + 1..)?;
-        }
-    }
-    Some(out)
 }
 
 /// The line ending a file uses (CRLF files stay CRLF).
@@ -198,27 +158,6 @@ pub fn overlaps(a: &Fix, b: &Fix) -> bool {
     })
 }
 
-/// A document as plain data, for comparing before and after a fix.
-pub fn plain(node: &Node) -> Json {
-    match &node.value {
-        Value::Scalar(s) if s.kind == ScalarKind::Null => Json::Null,
-        Value::Scalar(s) => Json::String(s.text.clone()),
-        Value::Seq(items) => Json::Array(items.iter().map(plain).collect()),
-        Value::Map(entries) => {
-            let mut map = Map::new();
-            for e in entries {
-                let key = e
-                    .key
-                    .as_scalar()
-                    .map(|s| s.text.clone())
-                    .unwrap_or_default();
-                map.insert(key, plain(&e.value));
-            }
-            Json::Object(map)
-        }
-    }
-}
-
 pub(crate) fn apply_change(doc: &mut Json, change: &FieldChange) -> Option<()> {
     let (path, last) = match change {
         FieldChange::Set { path, .. } | FieldChange::Rename { path, .. } => {
@@ -302,22 +241,6 @@ fn same(a: &Json, b: &Json) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn normalized_paths_round_trip() {
-        let p = parse_path("$['spec']['it\\'s'][3]['nvidia.com/gpu']").unwrap();
-        assert_eq!(
-            p,
-            [
-                Segment::Key("spec".into()),
-                Segment::Key("it's".into()),
-                Segment::Index(3),
-                Segment::Key("nvidia.com/gpu".into())
-            ]
-        );
-        assert!(parse_path("spec").is_none());
-        assert!(parse_path("$['open").is_none());
-    }
 
     #[test]
     fn line_ends_respect_crlf() {

@@ -19,15 +19,16 @@ use std::sync::Arc;
 use serde_json::Value as Json;
 
 use super::apply::{allowed, skipped_unsafe, AppliedFix, FileFix, FixPlan, RejectedFix};
-use super::edit::{
-    apply, apply_change, column, line_end, newline, overlaps, plain, Edit, FieldChange, Fix,
-    Segment,
+use crate::edit::{
+    apply, apply_change, column, line_end, newline, overlaps, Edit, FieldChange, Fix,
 };
-use crate::lint::{repo_facts, FileRole, Linter, Run, SourceFile};
-use crate::renders::{display_path, render_root, RenderUnit, RunSources};
+use crate::lint::{repo_facts, Linter, Run};
 use crate::rules::{Finding, RepoFacts};
 use crate::source::discover::{discover, Input};
+use crate::source::document::{plain, Segment};
+use crate::source::file::{display_path, FileRole, SourceFile};
 use crate::source::kustomize::{normalize, to_yaml};
+use crate::source::units::{render_root, RenderUnit, RunSources};
 use crate::source::yaml::{Entry, Node, ScalarKind, Stream, Value};
 
 /// Re-lint rounds per render unit, as for plain files.
