@@ -27,7 +27,9 @@ pub fn url(args: &PrometheusArgs) -> Option<String> {
 /// flags; the config's `prometheus:` section fills the rest in `measure::options`).
 fn request(args: &PrometheusArgs) -> Result<LiveRequest, Failure> {
     let Some(url) = url(args) else {
-        return Err(error("--prometheus URL (or GPULINT_PROMETHEUS_URL) is required"));
+        return Err(error(
+            "--prometheus URL (or GPULINT_PROMETHEUS_URL) is required",
+        ));
     };
     Ok(LiveRequest {
         url,
