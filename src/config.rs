@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use globset::{Glob, GlobSet, GlobSetBuilder};
 
 use crate::k8s::catalog::KindEntry;
+use crate::metrics::measure::QueryDefaults;
 use crate::metrics::recommend::{MigStrategy, Policy};
 use crate::rules::{Rule, Severity};
 use crate::source::decode::{self, DecodeError, Fields};
@@ -78,6 +79,19 @@ pub struct PrometheusConfig {
     pub selector: Option<String>,
     /// Per-path selectors: manifests under `clusters/prod/**` are measured with `cluster="prod"`.
     pub path_selectors: Vec<PathSelector>,
+}
+
+impl PrometheusConfig {
+    /// How the live measuring queries, as this section says (it has no URL and no token to give).
+    pub fn query_defaults(&self) -> QueryDefaults {
+        QueryDefaults {
+            window: self.window.clone(),
+            headers: self.headers.clone(),
+            ca: self.ca.clone(),
+            timeout_seconds: self.timeout_seconds,
+            selector: self.selector.clone(),
+        }
+    }
 }
 
 #[derive(Clone, Debug)]

@@ -9,8 +9,8 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
+use gpulint::edit::{apply, Applicability, Fix};
 use gpulint::fix::apply::{FileFix, FixPlan};
-use gpulint::fix::edit::{apply, Applicability, Fix};
 use gpulint::fix::patch::diff;
 use gpulint::lint::{Linter, Run};
 use gpulint::report::location;

@@ -1,5 +1,7 @@
-//! Measured usage: the snapshot file, the live Prometheus client, and the recommendation engine.
+//! Measured usage: the snapshot file, the live Prometheus client and the measuring over it, and
+//! the recommendation engine.
 
+pub mod measure;
 pub mod mig;
 pub mod nodes;
 pub mod prometheus;

@@ -85,12 +85,40 @@ pub fn report_time() -> String {
     let secs = std::env::var("SOURCE_DATE_EPOCH")
         .ok()
         .and_then(|s| s.trim().parse::<u64>().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_secs())
-        });
+        .unwrap_or_else(now_secs);
     rfc3339(secs)
+}
+
+/// The current UTC time as RFC 3339 (`2026-12-01T00:00:00Z`), whatever `SOURCE_DATE_EPOCH`
+/// says: when a snapshot was collected.
+pub fn now_rfc3339() -> String {
+    rfc3339(now_secs())
+}
+
+fn now_secs() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// What a report is about: the repository's folder name, and the paths when not the whole of it.
+pub fn title(paths: &[std::path::PathBuf]) -> String {
+    let first = paths
+        .iter()
+        .find(|p| p.as_os_str() != "-")
+        .cloned()
+        .unwrap_or_else(|| std::path::PathBuf::from("."));
+    let repo = crate::source::repo::repository_of(&first);
+    let name = std::fs::canonicalize(&repo)
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| repo.display().to_string());
+    let shown: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+    if shown == ["."] {
+        name
+    } else {
+        format!("{name} ({})", shown.join(" "))
+    }
 }
 
 /// Where a finding is, in the terms every format uses: 1-based lines and columns, end exclusive.

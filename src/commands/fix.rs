@@ -1,0 +1,117 @@
+//! `gpulint --fix` (with `--diff`, `--patch FILE`, `--commit`): plan the fixes of a lint run,
+//! then show them or write them, saying each fix as its file lands on disk.
+
+use gpulint::cli::LintArgs;
+use gpulint::fix::apply::{FileFix, FixPlan};
+use gpulint::interrupt::StopRequest;
+use gpulint::lint::{Linter, Run};
+
+use super::{error, print, Failure};
+
+/// What `--fix` did.
+pub enum FixOutcome {
+    /// Manifests changed: lint again to report what remains. `left_as_is`: a file changed while
+    /// gpulint ran and was not written (the run exits 2).
+    Written { left_as_is: bool },
+    /// --diff, --patch, or nothing to fix: the lint result stands.
+    NothingWritten,
+}
+
+pub fn fix(args: &LintArgs, linter: &Linter, run: &Run) -> Result<FixOutcome, Failure> {
+    let plan = gpulint::fix::apply::plan(linter, run, args.unsafe_fixes);
+    if plan.stdin_fixable > 0 {
+        eprintln!(
+            "note: {} fixable finding(s) in stdin: stdin can be linted but not fixed; run on the files",
+            plan.stdin_fixable
+        );
+    }
+    if plan.unsafe_skipped > 0 {
+        eprintln!(
+            "note: {} fix(es) are unsafe and were not applied (use --unsafe-fixes)",
+            plan.unsafe_skipped
+        );
+    }
+    for r in &plan.rejected {
+        eprintln!("not fixed: {}:{}: {}: {}", r.file, r.line, r.rule, r.reason);
+    }
+    if args.diff || args.patch.is_some() {
+        // A diff of a linked or non-regular file is refused as writing it would be.
+        gpulint::fix::write::check_sources(&plan).map_err(error)?;
+    }
+    if args.diff {
+        print(&gpulint::fix::patch::diff(&plan));
+        return Ok(FixOutcome::NothingWritten);
+    }
+    if let Some(path) = &args.patch {
+        let text = gpulint::fix::patch::patch(&plan).map_err(error)?;
+        gpulint::fix::write::write_output(path, &text).map_err(error)?;
+        eprintln!("wrote {} ({} file(s))", path.display(), plan.files.len());
+        return Ok(FixOutcome::NothingWritten);
+    }
+    if plan.files.is_empty() {
+        eprintln!("nothing to fix");
+        return Ok(FixOutcome::NothingWritten);
+    }
+    // From here a SIGINT/SIGTERM stops between two files instead of killing the run.
+    let stop = StopRequest::catch();
+    if args.commit {
+        let committed = gpulint::fix::commit::commit(&plan, args.message.as_deref(), stop.flag())
+            .map_err(|e| failed(&stop, e))?;
+        stop.release();
+        report_changes(&plan);
+        if committed.fallback_author {
+            eprintln!(
+                "note: git has no user.name/user.email here; committed as gpulint <gpulint@localhost>"
+            );
+        }
+        eprintln!("committed {}", committed.id);
+        return Ok(FixOutcome::Written { left_as_is: false });
+    }
+    // Each file's `fixed` lines are printed as it lands on disk: an interrupted run says what it did.
+    let mut findings = 0;
+    let written = gpulint::fix::write::write_each(&plan, stop.flag(), |f| {
+        findings += report_file(f);
+    });
+    stop.release();
+    let written = written.map_err(|e| failed(&stop, e))?;
+    for left in &written.left {
+        eprintln!("not fixed: {left}");
+    }
+    eprintln!("fixed {findings} finding(s) in {} file(s)", written.files);
+    if written.not_reached > 0 || stop.requested() {
+        eprintln!(
+            "interrupted: {} file(s) not written; every file is either as it was or fully fixed",
+            written.not_reached
+        );
+        return Err(Failure::Interrupted);
+    }
+    Ok(FixOutcome::Written {
+        left_as_is: !written.left.is_empty(),
+    })
+}
+
+/// Says the error; a write stopped by SIGINT/SIGTERM exits 130, any other 2.
+fn failed(stop: &StopRequest, e: impl std::fmt::Display) -> Failure {
+    eprintln!("error: {e}");
+    if stop.requested() {
+        Failure::Interrupted
+    } else {
+        Failure::Error
+    }
+}
+
+/// Prints the `fixed` lines of one file; returns how many.
+fn report_file(f: &FileFix) -> usize {
+    for a in &f.applied {
+        eprintln!(
+            "fixed {}:{}: {} {} ({})",
+            f.name, a.line, a.rule, a.description, a.object
+        );
+    }
+    f.applied.len()
+}
+
+fn report_changes(plan: &FixPlan) {
+    let count: usize = plan.files.iter().map(report_file).sum();
+    eprintln!("fixed {count} finding(s) in {} file(s)", plan.files.len());
+}

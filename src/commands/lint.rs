@@ -1,0 +1,170 @@
+//! `gpulint [PATHS]`: lint, judge against measurements (a snapshot file or a live Prometheus),
+//! scope to `--changed-since`, drive `--fix`, and write the reports.
+
+use std::cell::Cell;
+use std::io::IsTerminal;
+
+use gpulint::cli::{FailOn, LintArgs};
+use gpulint::lint::{Linter, Loaded, Run, Selection};
+use gpulint::report;
+use gpulint::report::Format;
+use gpulint::rules::{self, Rule, Severity};
+
+use super::fix::{fix, FixOutcome};
+use super::setup::{linter_for, load_config};
+use super::{error, live, print, Exit, Failure, Outcome};
+
+pub fn lint(args: &LintArgs) -> Outcome {
+    let config = load_config(&args.common)?;
+    let selection = Selection {
+        select: rule_ids(&args.select, "--select")?,
+        ignore: rule_ids(&args.ignore, "--ignore")?,
+    };
+    let mut linter = linter_for(config, selection, &args.common);
+    let loaded = Cell::new(measurements(args, &mut linter)?);
+    if linter.usage.is_none() {
+        for id in &linter.selection.select {
+            if rules::headroom::MEASURED_RULES.contains(&id.as_str()) {
+                eprintln!(
+                    "note: {id} needs measurements: pass --metrics FILE or --prometheus URL (or `metrics:` in .gpulint.yaml); not checked in this run"
+                );
+            }
+        }
+    }
+    let scoped_run = |quiet: bool| -> Result<Run, Failure> {
+        let mut run = match loaded.take() {
+            Some(inputs) => linter.lint_loaded(inputs),
+            None => linter.run(&args.common.paths),
+        };
+        if let Some(reference) = &args.changed_since {
+            let scope =
+                gpulint::changed::scope(&run, reference, &linter.render, linter.helm.as_ref())
+                    .map_err(error)?;
+            scope.retain(&mut run);
+            if !quiet {
+                eprintln!(
+                    "{} object(s) and {} render(s) changed since {reference} ({} file(s) compared)",
+                    scope.changed_objects(),
+                    scope.changed_renders(),
+                    scope.files_compared
+                );
+            }
+        }
+        Ok(run)
+    };
+    let mut run = scoped_run(false)?;
+    for note in &run.notes {
+        eprintln!("note: {note}");
+    }
+    let mut show_findings = true;
+    let mut left_as_is = false;
+    if args.fix {
+        match fix(args, &linter, &run)? {
+            FixOutcome::Written { left_as_is: left } => {
+                left_as_is = left;
+                run = scoped_run(true)?;
+            }
+            FixOutcome::NothingWritten => {}
+        }
+        // --diff and --patch print (or write) the change only, like `ruff --diff`.
+        show_findings = !args.diff && args.patch.is_none();
+    }
+    let level = match args.fail_on {
+        FailOn::Error => Severity::Error,
+        FailOn::Warning => Severity::Warning,
+        FailOn::Info => Severity::Info,
+    };
+    let page = report::html::Page {
+        repo: report::title(&args.common.paths),
+        generated_at: report::report_time(),
+        fail_on: level,
+        linter: &linter,
+    };
+    let write_failed = !write_reports(args, &run, &page, show_findings);
+    Ok(if !run.errors.is_empty() || left_as_is || write_failed {
+        Exit::Error
+    } else if run.count_at_or_above(level) > 0 {
+        Exit::Findings
+    } else {
+        Exit::Clean
+    })
+}
+
+/// The rule ids a `--select`/`--ignore` list names (`"GPU001, QOS002"`: spaces trimmed, empty
+/// entries dropped); an unknown name is an error that names it.
+fn rule_ids(names: &[String], flag: &str) -> Result<Vec<String>, Failure> {
+    let mut ids = Vec::new();
+    for n in names.iter().map(|n| n.trim()).filter(|n| !n.is_empty()) {
+        match Rule::parse_or_suggest(n) {
+            Ok(r) => ids.push(r.id().to_string()),
+            Err(message) => {
+                eprintln!("error: {flag}: {message}; `gpulint rules` lists them");
+                return Err(Failure::Error);
+            }
+        }
+    }
+    Ok(ids)
+}
+
+/// Sets the linter's measurements: `--metrics FILE`, else a live Prometheus, else the snapshot
+/// the config names. Live mode reads and renders the inputs once, for the queries and then for
+/// the lint: those inputs are returned.
+fn measurements(args: &LintArgs, linter: &mut Linter) -> Result<Option<Loaded>, Failure> {
+    let live_url = live::url(&args.prometheus);
+    // The flags (and GPULINT_PROMETHEUS_URL) win over a snapshot the config names.
+    let configured_snapshot = match (&args.metrics, &live_url) {
+        (None, None) => linter.config.metrics.clone(),
+        _ => None,
+    };
+    if let Some(path) = args.metrics.as_ref().or(configured_snapshot.as_ref()) {
+        let max_bytes = args
+            .metrics_max_mib
+            .map_or(gpulint::metrics::snapshot::DEFAULT_MAX_BYTES, |mib| {
+                mib.saturating_mul(1024 * 1024)
+            });
+        linter.usage = Some(gpulint::metrics::snapshot::read(path, max_bytes).map_err(error)?);
+    }
+    if linter.usage.is_none() && live_url.is_some() {
+        let inputs = linter.load(&args.common.paths);
+        linter.usage = Some(live::measure(&args.prometheus, linter, &inputs)?);
+        return Ok(Some(inputs));
+    }
+    Ok(None)
+}
+
+/// Writes the `--format` report (stdout, or `--output FILE`) and each `--output-format`; false
+/// when a file could not be written (after saying why).
+fn write_reports(
+    args: &LintArgs,
+    run: &Run,
+    page: &report::html::Page<'_>,
+    show_findings: bool,
+) -> bool {
+    let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    let mut written = true;
+    match (args.format, &args.output) {
+        // A file is not stdout: --diff and --patch leave it as asked.
+        (format, Some(path)) => {
+            written &= write_report(path, &report::render(format, run, page, false));
+        }
+        _ if !show_findings => eprint!("{}", report::human::summary(run)),
+        (Format::Json, None) => report::json::print(run),
+        (Format::Sarif, None) => report::sarif::print(run),
+        (format, None) => print(&report::render(format, run, page, color)),
+    }
+    for (format, path) in &args.output_formats {
+        written &= write_report(path, &report::render(*format, run, page, false));
+    }
+    written
+}
+
+/// Writes a report file (atomically, never through a link); false after saying why not.
+fn write_report(path: &std::path::Path, text: &str) -> bool {
+    match gpulint::fix::write::write_output(path, text) {
+        Ok(()) => true,
+        Err(e) => {
+            eprintln!("error: {e}");
+            false
+        }
+    }
+}

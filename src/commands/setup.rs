@@ -1,0 +1,66 @@
+//! What every command that reads a repository starts from: its config and a linter set up for
+//! it.
+
+use std::path::PathBuf;
+
+use gpulint::cli::{CommonArgs, LoadRestrictorArg};
+use gpulint::config::Config;
+use gpulint::lint::{Linter, Selection};
+use gpulint::source::kustomize::{normalize, LoadRestrictor};
+use gpulint::source::units::RenderSettings;
+
+use super::{error, Failure};
+
+/// The first path that is not stdin (`.` when there is none): where the config is looked for
+/// and whose repository bounds every read.
+fn first_path(paths: &[PathBuf]) -> PathBuf {
+    paths
+        .iter()
+        .find(|p| p.as_os_str() != "-")
+        .cloned()
+        .unwrap_or_else(|| PathBuf::from("."))
+}
+
+/// `--config`, else the `.gpulint.yaml` found upward from the first path, else the defaults.
+pub fn load_config(common: &CommonArgs) -> Result<Config, Failure> {
+    let path = match &common.config {
+        Some(p) => Some(p.clone()),
+        None => Config::discover(&first_path(&common.paths)),
+    };
+    match path {
+        None => Ok(Config::default()),
+        Some(p) => Config::load(&p).map_err(error),
+    }
+}
+
+/// A linter with the config's settings, the command line's load restrictor, and the repository
+/// as the boundary of what renders may read.
+pub fn linter_for(config: Config, selection: Selection, common: &CommonArgs) -> Linter {
+    let restrictor = common.load_restrictor;
+    let mut linter = Linter::new(config, selection);
+    linter.render = render_settings(&linter.config, restrictor, &common.paths);
+    // Only the command line and the environment name the program (never a repository file).
+    linter.helm = gpulint::source::helm::HelmEngine::find(common.helm.as_deref());
+    linter
+}
+
+/// The load restrictor (the flag, else the config's) and the repository of the first path as
+/// the boundary of every read.
+pub fn render_settings(
+    config: &Config,
+    flag: Option<LoadRestrictorArg>,
+    paths: &[PathBuf],
+) -> RenderSettings {
+    let load_restrictor = match flag {
+        Some(LoadRestrictorArg::RootOnly) => LoadRestrictor::RootOnly,
+        Some(LoadRestrictorArg::None) => LoadRestrictor::None,
+        None => config.load_restrictor.unwrap_or_default(),
+    };
+    let boundary = Some(normalize(&gpulint::source::repo::repository_of(
+        &first_path(paths),
+    )));
+    RenderSettings {
+        load_restrictor,
+        boundary,
+    }
+}
