@@ -101,6 +101,10 @@ pub struct PathSelector {
     pub selector: String,
 }
 
+/// Headers that carry credentials: only the command line and the environment choose what
+/// credentials go to Prometheus, never a file of the linted repository.
+const CREDENTIAL_HEADERS: &[&str] = &["Authorization", "Proxy-Authorization", "Cookie"];
+
 /// A config error, placed in its file.
 #[derive(Debug, thiserror::Error)]
 #[error("{file}:{line}:{column}: {message}")]
@@ -221,9 +225,20 @@ fn decode_prometheus(node: &Node) -> Result<PrometheusConfig, DecodeError> {
     if let Some(headers) = f.take("headers") {
         Fields::new(headers, "`prometheus.headers`")?;
         for e in headers.as_map().unwrap_or_default() {
-            config
-                .headers
-                .push((decode::string(&e.key)?, decode::string(&e.value)?));
+            let name = decode::string(&e.key)?;
+            if CREDENTIAL_HEADERS
+                .iter()
+                .any(|c| c.eq_ignore_ascii_case(name.trim()))
+            {
+                return Err(DecodeError {
+                    offset: e.key.span.start(),
+                    message: format!(
+                        "`prometheus.headers`: a repository file may not send credentials \
+                         (`{name}`); pass --prometheus-header or --prometheus-token-file"
+                    ),
+                });
+            }
+            config.headers.push((name, decode::string(&e.value)?));
         }
     }
     if let Some(list) = f.seq("selectors")? {

@@ -478,6 +478,10 @@ fn the_prometheus_token_goes_to_gpulint_in_its_environment_only() {
                 ("format", format),
                 ("prometheus-url", &url),
                 ("prometheus-token", token),
+                (
+                    "prometheus-headers",
+                    "X-Scope-OrgID: team-a\r\n\n  \nX-Other: b",
+                ),
             ],
             &[("GPULINT_BIN", wrapper_str)],
         );
@@ -514,6 +518,13 @@ fn the_prometheus_token_goes_to_gpulint_in_its_environment_only() {
     }
     let argv = std::fs::read_to_string(log.join("argv")).unwrap();
     assert!(argv.contains(&format!("--prometheus\n{url}\n")), "{argv}");
+    // Each header line is one --prometheus-header; blank lines and CRs are dropped.
+    assert!(
+        argv.contains(
+            "--prometheus-header\nX-Scope-OrgID: team-a\n--prometheus-header\nX-Other: b\n"
+        ),
+        "{argv}"
+    );
     assert!(
         !argv.contains(token),
         "the token is on a command line:\n{argv}"
@@ -862,6 +873,7 @@ fn action_inputs_are_wired_and_documented() {
             "metrics",
             "prometheus-url",
             "prometheus-token",
+            "prometheus-headers",
             "fail-on",
             "format",
             "sarif-file",

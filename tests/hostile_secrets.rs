@@ -265,6 +265,62 @@ fn the_token_goes_to_the_url_the_environment_names() {
 }
 
 #[test]
+fn a_repository_config_cannot_choose_the_tenant_the_command_line_names() {
+    let server = Listener::start(|_| ok(EMPTY_VECTOR));
+    let tmp = repo(&[(
+        ".gpulint.yaml",
+        "prometheus:\n  headers: {X-Scope-OrgID: other-team, X-Extra: kept}\n",
+    )]);
+    let ws = tmp.path().join("repo");
+    let out = gpulint_clean(
+        &ws,
+        &[
+            "--prometheus",
+            &server.url,
+            "--prometheus-header",
+            "x-scope-orgid: ci-team",
+            "app.yaml",
+        ],
+        &[("GPULINT_PROMETHEUS_TOKEN", TOKEN)],
+    );
+    let all = text(&out);
+    assert_ne!(out.code, 2, "{all}");
+    let requests = server.requests();
+    assert!(!requests.is_empty(), "{all}");
+    for r in &requests {
+        let lower = r.to_ascii_lowercase();
+        // Exactly one tenant header, the command line's; the config's other header still goes.
+        assert_eq!(lower.matches("x-scope-orgid:").count(), 1, "{r}");
+        assert!(lower.contains("x-scope-orgid: ci-team"), "{r}");
+        assert!(!lower.contains("other-team"), "{r}");
+        assert!(lower.contains("x-extra: kept"), "{r}");
+    }
+}
+
+#[test]
+fn a_repository_config_cannot_send_credentials() {
+    let server = Listener::start(|_| ok(EMPTY_VECTOR));
+    let tmp = repo(&[(
+        ".gpulint.yaml",
+        "prometheus:\n  headers:\n    Authorization: Bearer planted\n",
+    )]);
+    let ws = tmp.path().join("repo");
+    let out = gpulint_clean(
+        &ws,
+        &["--prometheus", &server.url, "app.yaml"],
+        &[("GPULINT_PROMETHEUS_TOKEN", TOKEN)],
+    );
+    let all = text(&out);
+    assert_eq!(out.code, 2, "{all}");
+    assert!(
+        all.contains(".gpulint.yaml:3:5: `prometheus.headers`")
+            && all.contains("--prometheus-header"),
+        "{all}"
+    );
+    assert_eq!(server.connections(), 0, "{all}");
+}
+
+#[test]
 fn a_ca_file_from_the_config_must_be_a_regular_file_inside_the_repository() {
     let tmp = repo(&[(".gpulint.yaml", "prometheus:\n  ca: ../outside.pem\n")]);
     std::fs::write(tmp.path().join("outside.pem"), "outside-pem-9b2e").expect("write");

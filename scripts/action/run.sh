@@ -8,6 +8,8 @@
 #   INPUT_CONFIG           --config FILE
 #   INPUT_METRICS          --metrics FILE (a snapshot)
 #   INPUT_PROMETHEUS_URL   --prometheus URL
+#   INPUT_PROMETHEUS_HEADERS  one `Name: value` per line: --prometheus-header each (they win
+#                          over the repository config's headers of the same name)
 #   INPUT_PROMETHEUS_TOKEN bearer token: handed to gpulint as GPULINT_PROMETHEUS_TOKEN in its
 #                          environment only; never on a command line, never printed
 #   INPUT_FAIL_ON          error | warning (default) | info
@@ -180,6 +182,13 @@ common=(--fail-on "$fail_on")
 [[ -n "$config" ]] && common+=(--config "$config")
 [[ -n "$metrics" ]] && common+=(--metrics "$metrics")
 [[ -n "$prometheus_url" ]] && common+=(--prometheus "$prometheus_url")
+# The headers the workflow names (the tenant): each line one --prometheus-header.
+prometheus_headers=()
+while IFS= read -r line; do
+    line="${line%$'\r'}"
+    [[ -n "${line//[[:space:]]/}" ]] && prometheus_headers+=(--prometheus-header "$line")
+done <<<"${INPUT_PROMETHEUS_HEADERS:-}"
+[[ -n "$prometheus_url" ]] && common+=("${prometheus_headers[@]}")
 
 # run_gpulint STDOUT_FILE STDERR_FILE ARGS...: sets rc. The token reaches gpulint through
 # its environment only (a prefix assignment: not in any argv, not exported to this shell).
@@ -245,7 +254,8 @@ rightsize_pull_request() {
     local args=(--fail-on "$fail_on" --select "$measured_rules")
     [[ -n "$config" ]] && args+=(--config "$config")
     if [[ -n "$prometheus_url" ]]; then
-        local snapshot_args=(snapshot --prometheus "$prometheus_url" --output "$work/usage.json")
+        local snapshot_args=(snapshot --prometheus "$prometheus_url" "${prometheus_headers[@]}"
+            --output "$work/usage.json")
         [[ -n "$config" ]] && snapshot_args+=(--config "$config")
         run_gpulint "$work/snapshot.out" "$work/snapshot.stderr" "${snapshot_args[@]}" -- "${paths[@]}"
         if [[ $rc -ne 0 ]]; then

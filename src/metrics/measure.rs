@@ -74,14 +74,21 @@ pub fn options(
         .or(defaults.window)
         .unwrap_or_else(|| DEFAULT_WINDOW.into());
     let mut opts = PrometheusOptions::new(request.url, window);
-    opts.headers = defaults.headers;
+    let mut flags = Vec::new();
     for h in request.headers {
         let Some((k, v)) = h.split_once(':') else {
             return Err(MeasureError::Header(h));
         };
-        opts.headers
-            .push((k.trim().to_string(), v.trim().to_string()));
+        flags.push((k.trim().to_string(), v.trim().to_string()));
     }
+    // A header the command line names replaces the config's of that name: a repository file
+    // must not choose, say, the tenant (`X-Scope-OrgID`) the CI's token reads.
+    opts.headers = defaults
+        .headers
+        .into_iter()
+        .filter(|(name, _)| !flags.iter().any(|(f, _)| f.eq_ignore_ascii_case(name)))
+        .collect();
+    opts.headers.extend(flags);
     opts.bearer_token = match request.token_file {
         Some(path) => match std::fs::read_to_string(&path) {
             Ok(t) => Some(t.trim().to_string()),
@@ -228,6 +235,29 @@ mod tests {
         assert!(opts.headers.is_empty());
         assert_eq!(opts.bearer_token, None);
         assert_eq!(opts.selector, None);
+    }
+
+    #[test]
+    fn a_header_the_command_line_names_replaces_the_configs() {
+        let defaults = QueryDefaults {
+            headers: vec![
+                ("X-Scope-OrgID".into(), "from-config".into()),
+                ("X-Other".into(), "kept".into()),
+            ],
+            ..QueryDefaults::default()
+        };
+        let flags = LiveRequest {
+            headers: vec!["x-scope-orgid: from-flag".into()],
+            ..request()
+        };
+        let opts = options(flags, defaults).expect("options");
+        assert_eq!(
+            opts.headers,
+            vec![
+                ("X-Other".to_string(), "kept".to_string()),
+                ("x-scope-orgid".to_string(), "from-flag".to_string())
+            ]
+        );
     }
 
     #[test]
