@@ -321,6 +321,8 @@ impl Linter {
             notes,
         } = loaded;
         let facts = repo_facts(&files, &units, &releases);
+        let mut notes = notes;
+        notes.extend(files.iter().flat_map(unknown_ids_in_ignore_comments));
         let per_file: Vec<Vec<Finding>> = files
             .par_iter()
             .enumerate()
@@ -648,6 +650,27 @@ fn parse_ignore_comment(text: &str) -> Option<IgnoreComment> {
         rules,
         reason: (!reason.is_empty()).then(|| reason.to_string()),
     })
+}
+
+/// A `gpulint: ignore[…]` comment naming a rule that does not exist suppresses nothing: say
+/// so, where it is, with the nearest rule (config and flags refuse an unknown id outright; a
+/// comment only gets a note, so a typo in one manifest does not fail the run).
+fn unknown_ids_in_ignore_comments(file: &SourceFile) -> Vec<String> {
+    let mut notes = Vec::new();
+    for comment in &file.stream.comments {
+        let Some(ignore) = parse_ignore_comment(&comment.text) else {
+            continue;
+        };
+        for id in &ignore.rules {
+            if let Err(message) = rules::Rule::parse_or_suggest(id) {
+                notes.push(format!(
+                    "{}:{}: `gpulint: ignore` comment: {message} (it suppresses nothing)",
+                    file.name, comment.line
+                ));
+            }
+        }
+    }
+    notes
 }
 
 fn suppression_comments(comments: &[Comment]) -> HashMap<usize, IgnoreComment> {

@@ -585,3 +585,31 @@ fn rendered_and_defaulted_namespaces_are_in_the_json_findings() {
         ]
     );
 }
+
+/// An ignore comment naming no rule suppresses nothing, and says so with the nearest rule.
+#[test]
+fn an_unknown_id_in_an_ignore_comment_is_noted_where_it_is() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let manifest = dir.path().join("job.yaml");
+    std::fs::write(
+        &manifest,
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: train, namespace: ml}\nspec:\n  template:\n    spec:\n      containers:\n      - name: t\n        image: x\n        resources:\n          # gpulint: ignore[GPU01, QOS001] typo in the first id\n          limits: {nvidia.com/gpu: 1}\n",
+    )
+    .expect("write");
+    let out = gpulint()
+        .arg("--select")
+        .arg("QOS001")
+        .arg(&manifest)
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "note: {}:11: `gpulint: ignore` comment: unknown rule \"GPU01\"; did you mean `GPU001`? (it suppresses nothing)",
+            manifest.display()
+        )),
+        "{stderr}"
+    );
+    // The known id in the same comment still suppresses; no note names it.
+    assert!(!stderr.contains("\"QOS001\""), "{stderr}");
+}
