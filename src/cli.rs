@@ -49,6 +49,10 @@ pub struct CommonArgs {
     /// in or below its folder) or `none`. Nothing outside the repository is ever read.
     #[arg(long, value_enum, value_name = "R")]
     pub load_restrictor: Option<LoadRestrictorArg>,
+    /// The most objects one Kustomize render may hold (default 10000); more is an input error
+    /// at the entry that crossed it. Only the command line raises it, never a repository file.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_render_objects: Option<u32>,
     /// The `helm` binary that renders charts (default: `helm` on PATH). Never read from a
     /// repository file.
     #[arg(long, value_name = "PATH", env = "GPULINT_HELM")]
@@ -72,6 +76,9 @@ pub struct RenderArgs {
     /// Which files a kustomization may read (`root-only`, the default, or `none`).
     #[arg(long, value_enum, value_name = "R")]
     pub load_restrictor: Option<LoadRestrictorArg>,
+    /// The most objects the render may hold (default 10000).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_render_objects: Option<u32>,
     /// Config file (default: .gpulint.yaml found upward from DIR).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,

@@ -61,13 +61,10 @@ fn duplicate_mapping_keys_are_an_input_error_naming_both_lines() {
     assert!(out.contains("deploy.yaml:16:13"), "{out}");
 }
 
-/// 47 tiny files: 15 levels, each including the next twice, expand to 32,768 objects (58 s and
-/// 500 MB before). Bases are built once and the object cap makes it an error at its line.
-#[test]
-fn kustomize_diamond_hits_the_object_cap_quickly() {
-    let repo = tempfile::tempdir().unwrap();
-    let root = repo.path();
-    for i in 0..15 {
+/// A Kustomize diamond: `levels` levels, each including the next twice under two name prefixes,
+/// over one ConfigMap: 2^levels objects from 3 * levels + 2 tiny files.
+fn diamond(root: &Path, levels: usize) {
+    for i in 0..levels {
         write(
             &root.join(format!("l{i}/kustomization.yaml")),
             "resources:\n- x\n- y\n",
@@ -80,20 +77,60 @@ fn kustomize_diamond_hits_the_object_cap_quickly() {
         }
     }
     write(
-        &root.join("l15/kustomization.yaml"),
+        &root.join(format!("l{levels}/kustomization.yaml")),
         "resources:\n- cm.yaml\n",
     );
     write(
-        &root.join("l15/cm.yaml"),
+        &root.join(format!("l{levels}/cm.yaml")),
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n",
     );
+}
+
+/// 47 tiny files: 15 levels, each including the next twice, expand to 32,768 objects (58 s and
+/// 500 MB before). Bases are built once and the object cap makes it an error at its line.
+#[test]
+fn kustomize_diamond_hits_the_object_cap_quickly() {
+    let repo = tempfile::tempdir().unwrap();
+    let root = repo.path();
+    diamond(root, 15);
     let (code, out) = gpulint_within(root, &["l0"], Duration::from_secs(60));
     assert_eq!(code, 2, "{out}");
     assert!(
-        out.contains("more than the 10000 a render may hold"),
+        out.contains("more than the 10000 a render may hold")
+            && out.contains("--max-render-objects raises the cap"),
         "{out}"
     );
     assert!(out.contains("l1/kustomization.yaml:3:3"), "{out}");
+}
+
+/// The cap is the command line's to move, both ways: a user with a big legitimate render raises
+/// it, a cautious CI lowers it.
+#[test]
+fn the_command_line_moves_the_object_cap() {
+    let repo = tempfile::tempdir().unwrap();
+    let root = repo.path();
+    diamond(root, 14); // 16,384 objects
+    let (code, out) = gpulint_within(
+        root,
+        &["render", "l0", "--max-render-objects", "20000"],
+        Duration::from_secs(120),
+    );
+    assert_eq!(code, 0, "{}", &out[..out.len().min(2000)]);
+    assert_eq!(out.matches("kind: ConfigMap").count(), 16_384);
+    let (code, out) = gpulint_within(
+        root,
+        &["l12", "--max-render-objects", "3"],
+        Duration::from_secs(60),
+    );
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("more than the 3 a render may hold"), "{out}");
+    let (code, out) = gpulint_within(
+        root,
+        &["l13", "--max-render-objects", "0"],
+        Duration::from_secs(60),
+    );
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("--max-render-objects"), "{out}");
 }
 
 /// Names with terminal escape sequences (a title change, a screen clear, a bidi override) are

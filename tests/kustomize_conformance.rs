@@ -56,6 +56,7 @@ fn cases(sub: &str) -> Vec<Case> {
                 _ => Reorder::None,
             },
             boundary: Some(dir.join("input")),
+            ..Options::default()
         };
         out.push(Case {
             name: dir.file_name().unwrap().to_string_lossy().into_owned(),

@@ -35,7 +35,7 @@ fn ours(dir: &Path, restrictor: LoadRestrictor) -> Result<Vec<serde_json::Value>
     let options = Options {
         load_restrictor: restrictor,
         reorder: Reorder::Legacy,
-        boundary: None,
+        ..Options::default()
     };
     render(dir, &FsSources::new(), &options)
         .map(|r| r.objects.iter().map(plain).collect())

@@ -96,6 +96,7 @@ fuzz_target!(|data: &[u8]| {
         document: 0,
         changes: Vec::new(),
         description: String::new(),
+        notes: Vec::new(),
     };
     if let Some(fixed) = edit::apply(text, &fix.edits) {
         if let Ok(after) = edit::verify(&original, &fixed, &[&fix]) {

@@ -110,7 +110,7 @@ fn in_process(state: &State, stream: &Stream) {
             };
             for hit in rules::check_workload(&cx, &w) {
                 assert!(rules::rule(hit.rule).is_some(), "unknown rule {}", hit.rule);
-                check_span(text, hit.span, hit.rule);
+                check_span(text, hit.span, hit.rule.id());
             }
         }
     }

@@ -17,10 +17,11 @@ pub fn render(args: &RenderArgs) -> Outcome {
         paths: vec![args.dir.clone()],
         config: args.config.clone(),
         load_restrictor: args.load_restrictor,
+        max_render_objects: args.max_render_objects,
         helm: args.helm.clone(),
     };
     let config = load_config(&common)?;
-    let settings = render_settings(&config, args.load_restrictor, &common.paths);
+    let settings = render_settings(&config, &common);
     if gpulint::source::helm::is_chart(&args.dir) {
         return render_chart(&args.dir, config, &common, &settings);
     }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use gpulint::cli::{CommonArgs, LoadRestrictorArg};
 use gpulint::config::Config;
 use gpulint::lint::{Linter, Selection};
-use gpulint::source::kustomize::{normalize, LoadRestrictor};
+use gpulint::source::kustomize::{normalize, LoadRestrictor, MAX_RENDERED_OBJECTS};
 use gpulint::source::units::RenderSettings;
 
 use super::{error, Failure};
@@ -36,31 +36,29 @@ pub fn load_config(common: &CommonArgs) -> Result<Config, Failure> {
 /// A linter with the config's settings, the command line's load restrictor, and the repository
 /// as the boundary of what renders may read.
 pub fn linter_for(config: Config, selection: Selection, common: &CommonArgs) -> Linter {
-    let restrictor = common.load_restrictor;
     let mut linter = Linter::new(config, selection);
-    linter.render = render_settings(&linter.config, restrictor, &common.paths);
+    linter.render = render_settings(&linter.config, common);
     // Only the command line and the environment name the program (never a repository file).
     linter.helm = gpulint::source::helm::HelmEngine::find(common.helm.as_deref());
     linter
 }
 
-/// The load restrictor (the flag, else the config's) and the repository of the first path as
-/// the boundary of every read.
-pub fn render_settings(
-    config: &Config,
-    flag: Option<LoadRestrictorArg>,
-    paths: &[PathBuf],
-) -> RenderSettings {
-    let load_restrictor = match flag {
+/// The load restrictor (the flag, else the config's), the repository of the first path as
+/// the boundary of every read, and the object cap of a render (the flag only).
+pub fn render_settings(config: &Config, common: &CommonArgs) -> RenderSettings {
+    let load_restrictor = match common.load_restrictor {
         Some(LoadRestrictorArg::RootOnly) => LoadRestrictor::RootOnly,
         Some(LoadRestrictorArg::None) => LoadRestrictor::None,
         None => config.load_restrictor.unwrap_or_default(),
     };
     let boundary = Some(normalize(&gpulint::source::repo::repository_of(
-        &first_path(paths),
+        &first_path(&common.paths),
     )));
     RenderSettings {
         load_restrictor,
         boundary,
+        max_objects: common
+            .max_render_objects
+            .map_or(MAX_RENDERED_OBJECTS, |n| n as usize),
     }
 }

@@ -183,11 +183,23 @@ impl Sources for RunSources {
 }
 
 /// How the run renders Kustomize roots.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct RenderSettings {
     pub load_restrictor: LoadRestrictor,
     /// The repository root: nothing outside it is read.
     pub boundary: Option<PathBuf>,
+    /// The most objects one Kustomize render may hold (`--max-render-objects`).
+    pub max_objects: usize,
+}
+
+impl Default for RenderSettings {
+    fn default() -> RenderSettings {
+        RenderSettings {
+            load_restrictor: LoadRestrictor::default(),
+            boundary: None,
+            max_objects: kustomize::MAX_RENDERED_OBJECTS,
+        }
+    }
 }
 
 impl RenderSettings {
@@ -196,6 +208,7 @@ impl RenderSettings {
             load_restrictor: self.load_restrictor,
             reorder: Reorder::Legacy,
             boundary: self.boundary.clone(),
+            max_objects: self.max_objects,
         }
     }
 }

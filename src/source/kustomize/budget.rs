@@ -69,10 +69,11 @@ impl Budget {
 /// An error once `count` objects are more than a render may hold.
 pub(crate) fn check_count(
     count: usize,
+    max: usize,
     kfile: &Path,
     span: Option<Span>,
 ) -> Result<(), RenderError> {
-    if count <= MAX_RENDERED_OBJECTS {
+    if count <= max {
         return Ok(());
     }
     Err(RenderError::new(
@@ -80,8 +81,8 @@ pub(crate) fn check_count(
         kfile,
         span,
         format!(
-            "the render grew to {count} objects, more than the {MAX_RENDERED_OBJECTS} a render may hold \
-             (bases included many times over?)"
+            "the render grew to {count} objects, more than the {max} a render may hold \
+             (bases included many times over? --max-render-objects raises the cap)"
         ),
     ))
 }

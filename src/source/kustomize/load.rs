@@ -417,12 +417,12 @@ impl Ctx<'_> {
                 }
                 let sub = self.build_base(&path, kfile, span)?;
                 acc.extend(sub);
-                check_count(acc.len(), kfile, Some(span))?;
+                check_count(acc.len(), self.options.max_objects, kfile, Some(span))?;
             } else if self.sources.is_file(&path) {
                 self.check_file(&path, dir, kfile, span)?;
                 let s = self.load(&path, kfile, Some(span))?;
                 acc.extend(resources_of(&s, &path)?);
-                check_count(acc.len(), kfile, Some(span))?;
+                check_count(acc.len(), self.options.max_objects, kfile, Some(span))?;
             } else {
                 return Err(RenderError::new(
                     RenderErrorKind::MissingResource,
@@ -458,7 +458,7 @@ impl Ctx<'_> {
             }
             self.enter_dir(&path, kfile, span)?;
             acc = self.build(&path, acc, Some((kfile, span)))?;
-            check_count(acc.len(), kfile, Some(span))?;
+            check_count(acc.len(), self.options.max_objects, kfile, Some(span))?;
         }
         // The builtin transformers, in kustomize's order.
         for p in &k.patches_strategic_merge {

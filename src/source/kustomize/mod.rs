@@ -74,12 +74,26 @@ pub enum Reorder {
     None,
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Options {
     pub load_restrictor: LoadRestrictor,
     pub reorder: Reorder,
     /// Nothing outside this directory is ever read (the repository root).
     pub boundary: Option<PathBuf>,
+    /// The most objects one render may hold ([`MAX_RENDERED_OBJECTS`] unless the command line
+    /// raises it with `--max-render-objects`).
+    pub max_objects: usize,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            load_restrictor: LoadRestrictor::default(),
+            reorder: Reorder::default(),
+            boundary: None,
+            max_objects: MAX_RENDERED_OBJECTS,
+        }
+    }
 }
 
 /// Where the renderer reads files. Paths given are absolute and lexically normalized.
