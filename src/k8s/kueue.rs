@@ -87,7 +87,8 @@ pub struct Requirement {
 }
 
 impl Requirement {
-    fn read(node: &Node) -> Option<Requirement> {
+    /// A `matchExpressions` entry (`key`, `operator`, `values`); None without key or operator.
+    pub fn read(node: &Node) -> Option<Requirement> {
         Some(Requirement {
             key: node.get_str("key")?.to_string(),
             operator: node.get_str("operator")?.to_string(),

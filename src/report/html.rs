@@ -322,16 +322,9 @@ fn gauges(c: &Value, usage: &Usage, findings: &[&Finding]) -> Vec<Gauge> {
 fn findings_by_container(run: &Run) -> BTreeMap<ContainerKey, Vec<&Finding>> {
     let mut out: BTreeMap<ContainerKey, Vec<&Finding>> = BTreeMap::new();
     for f in run.findings.iter().filter(|f| f.suppression.is_none()) {
-        let (Some(name), Some(container)) = (&f.object.name, &f.container) else {
-            continue;
-        };
-        let key = ContainerKey {
-            namespace: f.namespace.clone().unwrap_or_default(),
-            kind: f.object.kind.clone(),
-            name: name.clone(),
-            container: container.clone(),
-        };
-        out.entry(key).or_default().push(f);
+        if let Some(key) = f.container_key() {
+            out.entry(key).or_default().push(f);
+        }
     }
     out
 }

@@ -146,16 +146,9 @@ pub fn render(run: &Run, page: &Page) -> String {
             .iter()
             .filter(|f| measured_rules.contains(&f.rule.id))
         {
-            let (Some(name), Some(container)) = (&f.object.name, &f.container) else {
-                continue;
-            };
-            let key = ContainerKey {
-                namespace: f.namespace.clone().unwrap_or_default(),
-                kind: f.object.kind.clone(),
-                name: name.clone(),
-                container: container.clone(),
-            };
-            keys.entry(key).or_default().push(f);
+            if let Some(key) = f.container_key() {
+                keys.entry(key).or_default().push(f);
+            }
         }
         let rows: Vec<_> = keys
             .iter()

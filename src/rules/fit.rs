@@ -43,19 +43,7 @@ fn allowed(pod: &Node, node: &NodeInfo, known_key: &dyn Fn(&str) -> bool) -> boo
             .and_then(Node::as_seq)
             .unwrap_or_default()
             .iter()
-            .filter_map(|r| {
-                Some(Requirement {
-                    key: r.get_str("key")?.to_string(),
-                    operator: r.get_str("operator")?.to_string(),
-                    values: r
-                        .get("values")
-                        .and_then(Node::as_seq)
-                        .unwrap_or_default()
-                        .iter()
-                        .filter_map(|v| v.text().map(str::to_string))
-                        .collect(),
-                })
-            })
+            .filter_map(Requirement::read)
             .filter(|r| known_key(&r.key))
             .all(|r| {
                 r.matches(|k| Some(node.label(k).map(str::to_string)))

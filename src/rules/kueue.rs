@@ -617,19 +617,7 @@ fn contradiction(pod: &Node, labels: &BTreeMap<String, String>) -> Option<(Span,
             .and_then(Node::as_seq)
             .unwrap_or_default()
             .iter()
-            .filter_map(|r| {
-                Some(Requirement {
-                    key: r.get_str("key")?.to_string(),
-                    operator: r.get_str("operator")?.to_string(),
-                    values: r
-                        .get("values")
-                        .and_then(Node::as_seq)
-                        .unwrap_or_default()
-                        .iter()
-                        .filter_map(|v| v.text().map(str::to_string))
-                        .collect(),
-                })
-            })
+            .filter_map(Requirement::read)
             .any(|r| r.matches(label) == Some(false))
     };
     if !terms.is_empty() && terms.iter().all(ruled_out) {

@@ -25,7 +25,7 @@ use crate::edit::{Applicability, Fix};
 use crate::k8s::gpu::GpuNames;
 use crate::k8s::workload::{Container, ObjectRef, Workload};
 use crate::metrics::recommend::Policy;
-use crate::metrics::usage::UsageSet;
+use crate::metrics::usage::{ContainerKey, UsageSet};
 use crate::source::yaml::Span;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -746,6 +746,16 @@ pub struct Finding {
 }
 
 impl Finding {
+    /// The measured container it is on (namespace, kind, name, container), the key of its usage.
+    pub fn container_key(&self) -> Option<ContainerKey> {
+        Some(ContainerKey {
+            namespace: self.namespace.clone().unwrap_or_default(),
+            kind: self.object.kind.clone(),
+            name: self.object.name.clone()?,
+            container: self.container.clone()?,
+        })
+    }
+
     /// Whether `--fix` writes a fix for it: it carries a safe fix.
     pub fn fixable(&self) -> bool {
         self.fix
