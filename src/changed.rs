@@ -23,6 +23,7 @@ use serde_json::Value as Json;
 
 use crate::k8s::workload::{objects_in, ObjectRef};
 use crate::lint::Run;
+use crate::rules::Origin;
 use crate::source::discover::Input;
 use crate::source::document::plain;
 use crate::source::helm::{HelmEngine, SetKind, ValuesSource};
@@ -320,18 +321,18 @@ fn files_under(dir: &Path) -> Vec<std::path::PathBuf> {
 impl ChangedScope {
     /// Drops the findings of unchanged objects, and of renders that read no changed file.
     pub fn retain(&self, run: &mut Run) {
-        run.findings.retain(|f| match (f.unit, f.release) {
-            (Some(unit), _) => match self.units.get(&unit) {
+        run.findings.retain(|f| match f.origin {
+            Origin::Kustomize(unit) => match self.units.get(&unit) {
                 Some(Some(objects)) => objects.contains(&f.object),
                 Some(None) => true,
                 None => false,
             },
-            (None, Some(release)) => match self.releases.get(&release) {
+            Origin::Helm(release) => match self.releases.get(&release) {
                 Some(Some(objects)) => objects.contains(&f.object),
                 Some(None) => true,
                 None => false,
             },
-            (None, None) => self.changed.contains(&(f.file, f.object.clone())),
+            Origin::File => self.changed.contains(&(f.file, f.object.clone())),
         });
     }
 

@@ -14,7 +14,9 @@ use crate::k8s::workload::{objects, objects_in, Workload};
 use crate::metrics::recommend::Policy;
 use crate::metrics::usage::{ContainerKey, UsageSet};
 use crate::rules::headroom::usage_key;
-use crate::rules::{self, Context, Finding, RepoFacts, Severity, Suppression, SuppressionKind};
+use crate::rules::{
+    self, Context, Finding, Origin, RepoFacts, Rule, Severity, Suppression, SuppressionKind,
+};
 use crate::source::discover::{discover, Input};
 use crate::source::file::{load_input, FileRole, InputError, SourceFile};
 use crate::source::helm::HelmEngine;
@@ -26,19 +28,21 @@ pub const IGNORE_ANNOTATION: &str = "gpulint.io/ignore";
 /// Which rules to run, from the command line.
 #[derive(Clone, Debug, Default)]
 pub struct Selection {
-    pub select: Vec<String>,
-    pub ignore: Vec<String>,
+    /// `--select`: only these run (none: all that are on).
+    pub select: Vec<Rule>,
+    /// `--ignore`: these never run.
+    pub ignore: Vec<Rule>,
 }
 
 impl Selection {
     fn allows(&self, info: &rules::RuleInfo) -> bool {
-        let named = |list: &[String]| list.iter().any(|s| s == info.id || s == info.name);
-        (self.select.is_empty() || named(&self.select)) && !named(&self.ignore)
+        (self.select.is_empty() || self.select.contains(&info.rule))
+            && !self.ignore.contains(&info.rule)
     }
 
     /// `--select` names a rule explicitly: it runs even when off by default.
     fn forces(&self, info: &rules::RuleInfo) -> bool {
-        self.select.iter().any(|s| s == info.id || s == info.name)
+        self.select.contains(&info.rule)
     }
 }
 
@@ -323,6 +327,7 @@ impl Linter {
         let facts = repo_facts(&files, &units, &releases);
         let mut notes = notes;
         notes.extend(files.iter().flat_map(unknown_ids_in_ignore_comments));
+        notes.extend(files.iter().flat_map(unknown_ids_in_ignore_annotations));
         let per_file: Vec<Vec<Finding>> = files
             .par_iter()
             .enumerate()
@@ -377,14 +382,19 @@ impl Linter {
                 for mut hit in rules::check_workload(&cx, &workload) {
                     hit.message = format!("{} [{}]", hit.message, unit.name);
                     let (file, span) = self.helm_location(unit, document, &hit, files);
-                    let Some(origin) = files.get(file) else {
+                    let Some(shown_in) = files.get(file) else {
                         continue;
                     };
                     let comments = comments.of(files, file);
-                    if let Some(mut f) =
-                        self.finding(hit, &workload, file, span, origin, comments, None)
-                    {
-                        f.release = Some(index);
+                    if let Some(mut f) = self.finding(
+                        hit,
+                        &workload,
+                        file,
+                        span,
+                        shown_in,
+                        comments,
+                        Origin::Helm(index),
+                    ) {
                         f.namespace = f.object.effective_namespace(ns);
                         findings.push(f);
                     }
@@ -453,7 +463,7 @@ impl Linter {
                     hit.message = format!("{} [render of {}]", hit.message, unit.name);
                     // A node the renderer made up has no file of its own: the kustomization.
                     let file = hit.span.file_or(unit.home);
-                    let Some(origin) = files.get(file) else {
+                    let Some(shown_in) = files.get(file) else {
                         continue;
                     };
                     let span = if hit.span.source.index().is_some() {
@@ -462,9 +472,15 @@ impl Linter {
                         crate::source::yaml::Span::new(0, 0)
                     };
                     let comments = comments.of(files, file);
-                    if let Some(mut f) =
-                        self.finding(hit, &workload, file, span, origin, comments, Some(index))
-                    {
+                    if let Some(mut f) = self.finding(
+                        hit,
+                        &workload,
+                        file,
+                        span,
+                        shown_in,
+                        comments,
+                        Origin::Kustomize(index),
+                    ) {
                         f.namespace = f.object.effective_namespace(cx.default_namespace);
                         findings.push(f);
                     }
@@ -507,9 +523,15 @@ impl Linter {
                         hit.message = format!("{} [template {t}]", hit.message);
                     }
                     let span = hit.span;
-                    if let Some(mut f) =
-                        self.finding(hit, &workload, index, span, file, Some(&comments), None)
-                    {
+                    if let Some(mut f) = self.finding(
+                        hit,
+                        &workload,
+                        index,
+                        span,
+                        file,
+                        Some(&comments),
+                        Origin::File,
+                    ) {
                         f.namespace = f.object.effective_namespace(cx.default_namespace);
                         findings.push(f);
                     }
@@ -530,7 +552,7 @@ impl Linter {
         span: crate::source::yaml::Span,
         file: &SourceFile,
         comments: Option<&HashMap<usize, IgnoreComment>>,
-        unit: Option<usize>,
+        from: Origin,
     ) -> Option<Finding> {
         let info = hit.rule.info();
         let enabled = self.selection.forces(info) || self.config.rule_enabled(info);
@@ -566,8 +588,7 @@ impl Linter {
             recommended: hit.recommended,
             frees: hit.frees,
             suppression,
-            unit,
-            release: None,
+            origin: from,
             namespace: None,
         })
     }
@@ -671,6 +692,45 @@ fn unknown_ids_in_ignore_comments(file: &SourceFile) -> Vec<String> {
         }
     }
     notes
+}
+
+/// The same for a `gpulint.io/ignore` annotation, wherever it is written (the object's own
+/// metadata, a pod template's, a values file that a chart copies into annotations): noted at
+/// the annotation's value.
+fn unknown_ids_in_ignore_annotations(file: &SourceFile) -> Vec<String> {
+    // Most files never name the annotation: skip their walk.
+    if !file.stream.text.contains(IGNORE_ANNOTATION) {
+        return Vec::new();
+    }
+    let mut found: Vec<(usize, String)> = Vec::new();
+    let mut stack: Vec<&Node> = file.stream.documents.iter().map(|d| &d.root).collect();
+    while let Some(node) = stack.pop() {
+        if let Some(items) = node.as_seq() {
+            stack.extend(items);
+        }
+        for entry in node.as_map().unwrap_or_default() {
+            if entry.key.text() != Some(IGNORE_ANNOTATION) {
+                stack.push(&entry.value);
+                continue;
+            }
+            let value = entry.value.text().unwrap_or_default();
+            for id in value.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+                if let Err(message) = rules::Rule::parse_or_suggest(id) {
+                    let at = entry.value.span.start();
+                    let (line, column) = file.stream.line_col(at);
+                    found.push((
+                        at,
+                        format!(
+                            "{}:{line}:{column}: `{IGNORE_ANNOTATION}` annotation: {message} (it suppresses nothing)",
+                            file.name
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    found.sort();
+    found.into_iter().map(|(_, note)| note).collect()
 }
 
 fn suppression_comments(comments: &[Comment]) -> HashMap<usize, IgnoreComment> {

@@ -613,3 +613,54 @@ fn an_unknown_id_in_an_ignore_comment_is_noted_where_it_is() {
     // The known id in the same comment still suppresses; no note names it.
     assert!(!stderr.contains("\"QOS001\""), "{stderr}");
 }
+
+/// The same for the `gpulint.io/ignore` annotation, on the object or its pod template; the
+/// known ids beside the typo still suppress.
+#[test]
+fn an_unknown_id_in_an_ignore_annotation_is_noted_where_it_is() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let manifest = dir.path().join("job.yaml");
+    std::fs::write(
+        &manifest,
+        "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: train\n  namespace: ml\n  annotations:\n    gpulint.io/ignore: QOS001, gpu-limit-mising\nspec:\n  template:\n    metadata:\n      annotations: {gpulint.io/ignore: \"QOS01\"}\n    spec:\n      containers:\n      - name: t\n        image: x\n        resources:\n          limits: {nvidia.com/gpu: 1}\n",
+    )
+    .expect("write");
+    let out = gpulint()
+        .args(["--select", "QOS001", "--format", "json"])
+        .arg(&manifest)
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let notes: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("suppresses nothing"))
+        .collect();
+    let name = manifest.display();
+    assert_eq!(
+        notes,
+        vec![
+            format!("note: {name}:7:24: `gpulint.io/ignore` annotation: unknown rule \"gpu-limit-mising\"; did you mean `gpu-limit-missing`? (it suppresses nothing)"),
+            format!("note: {name}:11:40: `gpulint.io/ignore` annotation: unknown rule \"QOS01\"; did you mean `QOS001`? (it suppresses nothing)"),
+        ],
+        "{stderr}"
+    );
+    // QOS001 is still suppressed by the annotation on the object; without it, it fires.
+    let findings = |out: &std::process::Output| -> Vec<String> {
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+        json["findings"]
+            .as_array()
+            .expect("findings")
+            .iter()
+            .map(|f| f["rule"].as_str().unwrap_or_default().to_string())
+            .collect()
+    };
+    assert_eq!(findings(&out), Vec::<String>::new());
+    let text = std::fs::read_to_string(&manifest).expect("read");
+    std::fs::write(&manifest, text.replace("QOS001, ", "")).expect("write");
+    let out = gpulint()
+        .args(["--select", "QOS001", "--format", "json"])
+        .arg(&manifest)
+        .output()
+        .expect("runs");
+    assert_eq!(findings(&out), vec!["QOS001".to_string()]);
+}

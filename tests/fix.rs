@@ -446,7 +446,7 @@ fn real_manifests_with_a_dropped_gpu_limit_get_it_back() {
     use gpulint::source::yaml::Stream;
 
     let select = Selection {
-        select: vec!["GPU001".into()],
+        select: vec![gpulint::rules::Rule::GpuLimitMissing],
         ignore: Vec::new(),
     };
     let linter = Linter::new(Config::default(), select);

@@ -20,7 +20,7 @@
 //! alias repeats changes more than the field).
 //!
 //! `planned_fixes_change_only_their_fields` runs the real pipeline in process (`Linter::run` on a
-//! temp file, `fix::apply::plan`) and checks, for the planned file:
+//! temp file, `fix::plan::plan`) and checks, for the planned file:
 //!   * the findings are the predicted ones, and so are the applied and the refused fixes;
 //!   * the fixed text parses, and its documents (`source::document::plain`) equal the original ones with
 //!     exactly the predicted fields set (requests == limits for the fixed names), key order kept;
@@ -51,11 +51,11 @@ use gpulint::edit::resources::{rename_resource, set_quantity, Side, Target};
 use gpulint::edit::{
     apply, render_scalar, verify, Applicability, Edit, FieldChange, Fix, Rejected,
 };
-use gpulint::fix::apply::plan;
+use gpulint::fix::plan::plan;
 use gpulint::k8s::catalog::Catalog;
 use gpulint::k8s::workload::{objects, Container, Workload};
 use gpulint::lint::{Linter, Selection};
-use gpulint::rules::Finding;
+use gpulint::rules::{Finding, Rule};
 use gpulint::source::document::{parse_path, plain, Segment};
 use gpulint::source::yaml::{Node, ScalarStyle, SourceId, Stream, Value};
 use serde_json::{Map, Value as Json};
@@ -1708,10 +1708,11 @@ struct Stats {
 
 fn selection() -> Selection {
     Selection {
-        select: ["GPU001", "GPU002", "QOS002"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect(),
+        select: vec![
+            Rule::GpuLimitMissing,
+            Rule::GpuRequestLimitMismatch,
+            Rule::GpuBurstableQos,
+        ],
         ignore: Vec::new(),
     }
 }

@@ -512,7 +512,7 @@ impl Harness {
         let mut config = Config::default();
         config.kueue_required = true;
         let select_all = Selection {
-            select: RULES.iter().map(|r| r.id.to_string()).collect(),
+            select: RULES.iter().map(|r| r.rule).collect(),
             ignore: Vec::new(),
         };
         Harness {
@@ -561,7 +561,7 @@ impl Harness {
                 return Stats::default();
             };
             let mut rng = Rng::new(text.len() as u64);
-            let pick = |rng: &mut Rng| rng.pick(RULES).name.to_string();
+            let pick = |rng: &mut Rng| rng.pick(RULES).rule;
             let selection = Selection {
                 select: (0..rng.below(3)).map(|_| pick(&mut rng)).collect(),
                 ignore: (0..rng.below(2)).map(|_| pick(&mut rng)).collect(),
@@ -926,7 +926,7 @@ fn check_run(run: &Run) {
 
 /// The fixer's plan (nothing is written): fixed texts must still parse.
 fn plan_fixes(run: &Run, linter: &Linter) {
-    let plan = gpulint::fix::apply::plan(linter, run, true);
+    let plan = gpulint::fix::plan::plan(linter, run, true);
     for f in &plan.files {
         let original = run
             .files

@@ -10,8 +10,8 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use gpulint::edit::{apply, Applicability, Fix};
-use gpulint::fix::apply::{FileFix, FixPlan};
 use gpulint::fix::patch::diff;
+use gpulint::fix::plan::{FileFix, FixPlan};
 use gpulint::lint::{Linter, Run};
 use gpulint::report::location;
 use gpulint::rules::{Finding, RuleInfo, RULES};

@@ -2,7 +2,7 @@
 //! then show them or write them, saying each fix as its file lands on disk.
 
 use gpulint::cli::LintArgs;
-use gpulint::fix::apply::{FileFix, FixPlan};
+use gpulint::fix::plan::{FileFix, FixPlan};
 use gpulint::interrupt::StopRequest;
 use gpulint::lint::{Linter, Run};
 
@@ -18,7 +18,7 @@ pub enum FixOutcome {
 }
 
 pub fn fix(args: &LintArgs, linter: &Linter, run: &Run) -> Result<FixOutcome, Failure> {
-    let plan = gpulint::fix::apply::plan(linter, run, args.unsafe_fixes);
+    let plan = gpulint::fix::plan::plan(linter, run, args.unsafe_fixes);
     if plan.stdin_fixable > 0 {
         eprintln!(
             "note: {} fixable finding(s) in stdin: stdin can be linted but not fixed; run on the files",

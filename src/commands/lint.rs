@@ -23,8 +23,9 @@ pub fn lint(args: &LintArgs) -> Outcome {
     let mut linter = linter_for(config, selection, &args.common);
     let loaded = Cell::new(measurements(args, &mut linter)?);
     if linter.usage.is_none() {
-        for id in &linter.selection.select {
-            if rules::headroom::MEASURED_RULES.contains(&id.as_str()) {
+        for rule in &linter.selection.select {
+            let id = rule.id();
+            if rules::headroom::MEASURED_RULES.contains(&id) {
                 eprintln!(
                     "note: {id} needs measurements: pass --metrics FILE or --prometheus URL (or `metrics:` in .gpulint.yaml); not checked in this run"
                 );
@@ -92,11 +93,11 @@ pub fn lint(args: &LintArgs) -> Outcome {
 
 /// The rule ids a `--select`/`--ignore` list names (`"GPU001, QOS002"`: spaces trimmed, empty
 /// entries dropped); an unknown name is an error that names it.
-fn rule_ids(names: &[String], flag: &str) -> Result<Vec<String>, Failure> {
+fn rule_ids(names: &[String], flag: &str) -> Result<Vec<Rule>, Failure> {
     let mut ids = Vec::new();
     for n in names.iter().map(|n| n.trim()).filter(|n| !n.is_empty()) {
         match Rule::parse_or_suggest(n) {
-            Ok(r) => ids.push(r.id().to_string()),
+            Ok(r) => ids.push(r),
             Err(message) => {
                 eprintln!("error: {flag}: {message}; `gpulint rules` lists them");
                 return Err(Failure::Error);

@@ -38,7 +38,7 @@ pub enum FieldChange {
 
 /// A field a fix sets, with its old and new text, for the fix log and the commit message:
 /// `limits.memory: 48Gi -> 22Gi`. Fixes in later rounds that set the same field again are
-/// folded into one net change (see `fix::apply::net_changes`).
+/// folded into one net change (see `fix::plan::net_changes`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ChangeNote {
     /// The field inside the fixed document (for a rendered object, inside the render).

@@ -4,7 +4,7 @@ use std::sync::atomic::AtomicBool;
 
 use git2::{Repository, Signature, Status};
 
-use super::apply::FixPlan;
+use super::plan::FixPlan;
 use crate::source::repo::{git_work_tree, relative_to};
 
 /// The commit message: a summary line, then one line per change.

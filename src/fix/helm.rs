@@ -7,12 +7,13 @@
 //! suggestion. Before anything is written the release is rendered again with the edited values:
 //! the fixed objects must equal the original render plus exactly the intended changes.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use serde_json::Value as Json;
 
-use super::apply::{allowed, skipped_unsafe, AppliedFix, FileFix, FixPlan, RejectedFix};
+use super::error::FixError;
+use super::plan::{place_in, AppliedFix, FileFix, FixPlan, Rejections, Target};
 use crate::edit::{apply, apply_change, render_scalar, Edit, FieldChange};
 use crate::lint::{Linter, Run};
 use crate::rules::Finding;
@@ -22,29 +23,37 @@ use crate::source::kustomize::normalize;
 use crate::source::units::HelmUnit;
 use crate::source::yaml::{ScalarStyle, Stream};
 
-/// Plans the fixes of every Helm release into `plan`.
-pub(super) fn plan_releases(linter: &Linter, run: &Run, unsafe_fixes: bool, plan: &mut FixPlan) {
-    let Some(engine) = &linter.helm else {
-        return;
-    };
-    for (index, unit) in run.releases.iter().enumerate() {
-        let findings: Vec<&Finding> = run
-            .findings
-            .iter()
-            .filter(|f| f.release == Some(index))
-            .collect();
-        plan.unsafe_skipped += skipped_unsafe(&findings, unsafe_fixes);
-        let fixable: Vec<&Finding> = findings
-            .into_iter()
-            .filter(|f| allowed(f, unsafe_fixes))
-            .collect();
-        if !fixable.is_empty() {
-            let root = linter
+/// One Helm release being fixed: the values files its fixes edit.
+pub(super) struct HelmTarget<'r> {
+    engine: &'r HelmEngine,
+    /// Where values files named by a release are looked up (the repository).
+    repo_root: PathBuf,
+    run: &'r Run,
+    unit: &'r HelmUnit,
+    /// The fixes that landed, with their values edits.
+    taken: Vec<(Finding, Vec<LeafEdit>)>,
+    /// (original, fixed) text of every values file they edit.
+    outcome: BTreeMap<PathBuf, (String, String)>,
+}
+
+impl<'r> HelmTarget<'r> {
+    pub(super) fn new(
+        engine: &'r HelmEngine,
+        linter: &Linter,
+        run: &'r Run,
+        unit: &'r HelmUnit,
+    ) -> Self {
+        HelmTarget {
+            engine,
+            repo_root: linter
                 .render
                 .boundary
                 .clone()
-                .unwrap_or_else(|| PathBuf::from("."));
-            plan_release(engine, &root, run, unit, &fixable, plan);
+                .unwrap_or_else(|| PathBuf::from(".")),
+            run,
+            unit,
+            taken: Vec::new(),
+            outcome: BTreeMap::new(),
         }
     }
 }
@@ -55,13 +64,13 @@ struct LeafEdit {
     edit: Edit,
 }
 
-fn rejected(run: &Run, f: &Finding, reason: String) -> RejectedFix {
-    RejectedFix::at(&run.files, f, reason)
-}
-
 /// The values edits one finding's fix needs, or why there are none.
-fn leaf_edits(engine: &HelmEngine, unit: &HelmUnit, f: &Finding) -> Result<Vec<LeafEdit>, String> {
-    let fix = f.fix.as_ref().ok_or("no fix")?;
+fn leaf_edits(
+    engine: &HelmEngine,
+    unit: &HelmUnit,
+    f: &Finding,
+) -> Result<Vec<LeafEdit>, FixError> {
+    let fix = f.fix.as_ref().ok_or(FixError::Inconsistent("no fix"))?;
     let mut edits = Vec::new();
     for change in &fix.changes {
         let (path, value) = match change {
@@ -71,13 +80,12 @@ fn leaf_edits(engine: &HelmEngine, unit: &HelmUnit, f: &Finding) -> Result<Vec<L
                 continue;
             }
         };
-        let origin = unit.origin(engine, fix.document, path).ok_or_else(|| {
-            format!(
-                "no values key alone makes {} (suggested: {}); set it in the chart's values by hand",
-                display(path),
-                fix.description
-            )
-        })?;
+        let origin =
+            unit.origin(engine, fix.document, path)
+                .ok_or_else(|| FixError::NoValuesKey {
+                    field: display(path),
+                    suggested: fix.description.clone(),
+                })?;
         let style = origin
             .node
             .as_scalar()
@@ -103,12 +111,10 @@ fn key_edit(
     document: usize,
     path: &[crate::source::document::Segment],
     to: &str,
-) -> Result<LeafEdit, String> {
-    let by_hand = || {
-        format!(
-            "{} is written by the chart's template, not by a values key; rename it to {to} there by hand",
-            display(path)
-        )
+) -> Result<LeafEdit, FixError> {
+    let by_hand = || FixError::RenameInTemplate {
+        field: display(path),
+        to: to.to_string(),
     };
     let Some(crate::source::document::Segment::Key(from)) = path.last() else {
         return Err(by_hand());
@@ -117,8 +123,7 @@ fn key_edit(
     if origin.key_path.last() != path.last() {
         return Err(by_hand());
     }
-    let text = std::fs::read_to_string(&origin.file)
-        .map_err(|e| format!("{}: {e}", origin.file.display()))?;
+    let text = std::fs::read_to_string(&origin.file).map_err(|e| FixError::io(&origin.file, e))?;
     let (start, end, quote) =
         key_before(&text, origin.node.span.start(), from).ok_or_else(by_hand)?;
     Ok(LeafEdit {
@@ -157,92 +162,102 @@ fn display(path: &[crate::source::document::Segment]) -> String {
         .collect()
 }
 
-fn plan_release(
-    engine: &HelmEngine,
-    repo_root: &Path,
-    run: &Run,
-    unit: &HelmUnit,
-    findings: &[&Finding],
-    plan: &mut FixPlan,
-) {
-    // Findings whose edits do not clash with those already taken (two rules asking for the
-    // same value are one edit).
-    let mut taken: Vec<(&Finding, Vec<LeafEdit>)> = Vec::new();
-    for f in findings {
-        match leaf_edits(engine, unit, f) {
-            Err(reason) => plan.rejected.push(rejected(run, f, reason)),
-            Ok(edits) => {
-                let clash = taken.iter().flat_map(|(_, e)| e).any(|a| {
-                    edits.iter().any(|b| {
-                        a.file == b.file
-                            && a.edit.start < b.edit.end.max(b.edit.start + 1)
-                            && b.edit.start < a.edit.end.max(a.edit.start + 1)
-                            && a.edit != b.edit
-                    })
-                });
-                if clash {
-                    plan.rejected.push(rejected(
-                        run,
-                        f,
-                        "another fix sets the same values key; run --fix again".into(),
-                    ));
-                } else {
-                    taken.push((f, edits));
+/// A release is fixed in one round: linting it again would cost another `helm template`, and a
+/// second `--fix` run picks up what a fix uncovers.
+impl Target for HelmTarget<'_> {
+    fn round(&mut self, findings: &[Finding], rejections: &mut Rejections) -> usize {
+        let run = self.run;
+        // Findings whose edits do not clash with those already taken (two rules asking for the
+        // same value are one edit).
+        let mut taken: Vec<(Finding, Vec<LeafEdit>)> = Vec::new();
+        for f in findings {
+            match leaf_edits(self.engine, self.unit, f) {
+                Err(why) => rejections.reject(f, place_in(&run.files, f), why),
+                Ok(edits) => {
+                    let clash = taken.iter().flat_map(|(_, e)| e).any(|a| {
+                        edits.iter().any(|b| {
+                            a.file == b.file
+                                && a.edit.start < b.edit.end.max(b.edit.start + 1)
+                                && b.edit.start < a.edit.end.max(a.edit.start + 1)
+                                && a.edit != b.edit
+                        })
+                    });
+                    if clash {
+                        rejections.reject(f, place_in(&run.files, f), FixError::SameValuesKey);
+                    } else {
+                        taken.push((f.clone(), edits));
+                    }
                 }
             }
         }
-    }
-    if taken.is_empty() {
-        return;
-    }
-    let outcome = match texts_after(&taken) {
-        Ok(o) => o,
-        Err(reason) => {
-            for (f, _) in &taken {
-                plan.rejected.push(rejected(run, f, reason.clone()));
-            }
-            return;
+        if taken.is_empty() {
+            return 0;
         }
-    };
-    let picked: Vec<&Finding> = taken.iter().map(|(f, _)| *f).collect();
-    if let Err(reason) = verify(engine, repo_root, unit, &picked, &outcome) {
-        for f in &picked {
-            plan.rejected.push(rejected(run, f, reason.clone()));
-        }
-        return;
-    }
-    for (path, (original, fixed)) in outcome {
-        let name = crate::source::file::find_file(&run.files, &path).map_or_else(
-            || crate::source::file::display_path(&path),
-            |i| run.files[i].name.clone(),
-        );
-        let line_in = |f: &Finding| Stream::parse(&original).line_col(f.span.start()).0;
-        let applied = taken
-            .iter()
-            .filter(|(_, edits)| edits.iter().any(|e| normalize(&e.file) == path))
-            .map(|(f, _)| {
-                AppliedFix::of(
-                    f,
-                    line_in(f),
-                    format!("{} ({})", f.object.display_name(), unit.name),
-                )
-            })
-            .collect();
-        plan.files.push(FileFix {
-            path,
-            name,
-            original,
-            fixed,
-            applied,
-            created: false,
+        let verified = texts_after(&taken).and_then(|outcome| {
+            let picked: Vec<&Finding> = taken.iter().map(|(f, _)| f).collect();
+            verify(self.engine, &self.repo_root, self.unit, &picked, &outcome)?;
+            Ok(outcome)
         });
+        match verified {
+            Ok(outcome) => {
+                self.outcome = outcome;
+                self.taken = taken;
+                self.taken.len()
+            }
+            Err(why) => {
+                for (f, _) in &taken {
+                    rejections.reject(f, place_in(&run.files, f), why.clone());
+                }
+                0
+            }
+        }
+    }
+
+    fn relint(&self) -> Vec<Finding> {
+        Vec::new()
+    }
+
+    fn finish(self, plan: &mut FixPlan) {
+        let HelmTarget {
+            run,
+            unit,
+            taken,
+            outcome,
+            ..
+        } = self;
+        for (path, (original, fixed)) in outcome {
+            let name = crate::source::file::find_file(&run.files, &path).map_or_else(
+                || crate::source::file::display_path(&path),
+                |i| run.files[i].name.clone(),
+            );
+            let line_in = |f: &Finding| Stream::parse(&original).line_col(f.span.start()).0;
+            let applied = taken
+                .iter()
+                .filter(|(_, edits)| edits.iter().any(|e| normalize(&e.file) == path))
+                .map(|(f, _)| {
+                    AppliedFix::of(
+                        f,
+                        line_in(f),
+                        format!("{} ({})", f.object.display_name(), unit.name),
+                    )
+                })
+                .collect();
+            plan.files.push(FileFix {
+                path,
+                name,
+                original,
+                fixed,
+                applied,
+                created: false,
+            });
+        }
     }
 }
 
 /// (original, fixed) text of every edited file.
 fn texts_after(
-    taken: &[(&Finding, Vec<LeafEdit>)],
-) -> Result<BTreeMap<PathBuf, (String, String)>, String> {
+    taken: &[(Finding, Vec<LeafEdit>)],
+) -> Result<BTreeMap<PathBuf, (String, String)>, FixError> {
     let mut by_file: BTreeMap<PathBuf, Vec<Edit>> = BTreeMap::new();
     for (_, edits) in taken {
         for e in edits {
@@ -254,9 +269,8 @@ fn texts_after(
     }
     let mut out = BTreeMap::new();
     for (path, edits) in by_file {
-        let original =
-            std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let fixed = apply(&original, &edits).ok_or("the values edits overlap")?;
+        let original = std::fs::read_to_string(&path).map_err(|e| FixError::io(&path, e))?;
+        let fixed = apply(&original, &edits).ok_or(FixError::ValuesEditsOverlap)?;
         out.insert(path, (original, fixed));
     }
     Ok(out)
@@ -268,11 +282,11 @@ fn edited_release(
     repo_root: &Path,
     outcome: &BTreeMap<PathBuf, (String, String)>,
     tmp: &Path,
-) -> Result<Release, String> {
+) -> Result<Release, FixError> {
     let mut edited = release.clone();
-    let write = |name: &str, text: &str| -> Result<PathBuf, String> {
+    let write = |name: &str, text: &str| -> Result<PathBuf, FixError> {
         let p = tmp.join(name);
-        std::fs::write(&p, text).map_err(|e| format!("{}: {e}", p.display()))?;
+        std::fs::write(&p, text).map_err(|e| FixError::io(&p, e))?;
         Ok(p)
     };
     let chart_values = normalize(&release.chart.join("values.yaml"));
@@ -304,7 +318,7 @@ fn edited_release(
                     .into_iter()
                     .find(|r| r.name == release.name && r.values.len() == release.values.len())
                     .and_then(|r| r.values.into_iter().nth(i))
-                    .ok_or("the edited manifest no longer declares the release")?;
+                    .ok_or(FixError::ReleaseNotDeclared)?;
                 edited.values[i] = same;
             }
         }
@@ -324,68 +338,61 @@ fn verify(
     unit: &HelmUnit,
     findings: &[&Finding],
     outcome: &BTreeMap<PathBuf, (String, String)>,
-) -> Result<(), String> {
-    let tmp = std::env::temp_dir().join(format!(
-        "gpulint-helm-fix-{}-{}",
-        std::process::id(),
-        unit.release.name
-    ));
-    std::fs::create_dir_all(&tmp).map_err(|e| format!("{}: {e}", tmp.display()))?;
-    let result = (|| {
-        let release = edited_release(&unit.release, repo_root, outcome, &tmp)?;
-        let fixed = engine
-            .template(&release, None)
-            .map_err(|e| format!("the fixed values do not render: {e}"))?;
-        let control = engine
-            .template(&unit.release, None)
-            .map_err(|e| format!("the release does not render again: {e}"))?;
-        let original: Vec<Json> = unit
-            .rendered
-            .stream
-            .documents
-            .iter()
-            .map(|d| plain(&d.root))
-            .collect();
-        let stable: Vec<bool> = control
-            .stream
-            .documents
-            .iter()
-            .map(|d| plain(&d.root))
-            .zip(&original)
-            .map(|(a, b)| &a == b)
-            .collect();
-        let mut expected = original.clone();
-        let mut changed: HashMap<usize, ()> = HashMap::new();
-        for f in findings {
-            let Some(fix) = &f.fix else { continue };
-            let doc = expected.get_mut(fix.document).ok_or("object not found")?;
-            for change in &fix.changes {
-                apply_change(doc, change).ok_or("the change does not apply")?;
-            }
-            changed.insert(fix.document, ());
+) -> Result<(), FixError> {
+    // A fresh private folder (not a name another user could plant a symlink at), removed on drop.
+    let tmp = tempfile::Builder::new()
+        .prefix("gpulint-helm-fix-")
+        .tempdir()
+        .map_err(|e| FixError::io(&std::env::temp_dir(), e))?;
+    let release = edited_release(&unit.release, repo_root, outcome, tmp.path())?;
+    let fixed = engine
+        .template(&release, None)
+        .map_err(|e| FixError::ValuesDoNotRender(e.to_string()))?;
+    let control = engine
+        .template(&unit.release, None)
+        .map_err(|e| FixError::ReleaseDoesNotRender(e.to_string()))?;
+    let original: Vec<Json> = unit
+        .rendered
+        .stream
+        .documents
+        .iter()
+        .map(|d| plain(&d.root))
+        .collect();
+    let stable: Vec<bool> = control
+        .stream
+        .documents
+        .iter()
+        .map(|d| plain(&d.root))
+        .zip(&original)
+        .map(|(a, b)| &a == b)
+        .collect();
+    let mut expected = original.clone();
+    let mut changed: HashSet<usize> = HashSet::new();
+    for f in findings {
+        let Some(fix) = &f.fix else { continue };
+        let doc = expected
+            .get_mut(fix.document)
+            .ok_or(FixError::Inconsistent("object not found"))?;
+        for change in &fix.changes {
+            apply_change(doc, change).ok_or(FixError::Inconsistent("the change does not apply"))?;
         }
-        let actual: Vec<Json> = fixed
-            .stream
-            .documents
-            .iter()
-            .map(|d| plain(&d.root))
-            .collect();
-        if actual.len() != expected.len() {
-            return Err("the fixed values render a different set of objects".to_string());
+        changed.insert(fix.document);
+    }
+    let actual: Vec<Json> = fixed
+        .stream
+        .documents
+        .iter()
+        .map(|d| plain(&d.root))
+        .collect();
+    if actual.len() != expected.len() {
+        return Err(FixError::DifferentObjects);
+    }
+    for (i, (a, e)) in actual.iter().zip(&expected).enumerate() {
+        // An object that differs between two plain renders is judged only if a fix is on it.
+        let judged = stable.get(i).copied().unwrap_or(false) || changed.contains(&i);
+        if judged && a != e {
+            return Err(FixError::ValuesRenderDiffers);
         }
-        for (i, (a, e)) in actual.iter().zip(&expected).enumerate() {
-            // An object that differs between two plain renders is judged only if a fix is on it.
-            let judged = stable.get(i).copied().unwrap_or(false) || changed.contains_key(&i);
-            if judged && a != e {
-                return Err(
-                    "rendering the fixed values does not give exactly the intended fields; \
-                     change the values by hand"
-                        .to_string(),
-                );
-            }
-        }
-        Ok(())
-    })();
-    let _ = std::fs::remove_dir_all(&tmp);
-    result
+    }
+    Ok(())
 }

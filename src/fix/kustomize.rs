@@ -8,63 +8,35 @@
 //!
 //! Verification is by rendering again: the edited texts are rendered in memory and every
 //! rendered object must equal the render before plus exactly the intended changes. Nothing is
-//! written unless that holds. Like plain files (`apply.rs`), a unit is fixed in rounds: after a
+//! written unless that holds. Like plain files, a unit is fixed in rounds (`plan.rs`): after a
 //! verified round the new render is linted again and what is still fixable is fixed, so fixes
 //! that clash in one round (two insertions in one mapping) or that a fix uncovers land too.
+//! The patch texts themselves are `overlay_patch.rs`.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::Value as Json;
 
-use super::apply::{allowed, skipped_unsafe, AppliedFix, FileFix, FixPlan, RejectedFix};
-use crate::edit::{
-    apply, apply_change, column, line_end, newline, overlaps, Edit, FieldChange, Fix,
-};
-use crate::lint::{repo_facts, Linter, Run};
+use super::error::FixError;
+use super::overlay_patch::{add_patch_entries, extend_patch, new_patch, patch_stem};
+use super::plan::{place_in, AppliedFix, FileFix, FixPlan, Rejections, Target};
+use crate::edit::{apply, apply_change, overlaps, Edit, FieldChange, Fix};
+use crate::lint::{Linter, Run};
 use crate::rules::{Finding, RepoFacts};
 use crate::source::discover::{discover, Input};
 use crate::source::document::{plain, Segment};
 use crate::source::file::{display_path, FileRole, SourceFile};
-use crate::source::kustomize::{normalize, to_yaml};
+use crate::source::kustomize::normalize;
 use crate::source::units::{render_root, RenderUnit, RunSources};
-use crate::source::yaml::{Entry, Node, ScalarKind, Stream, Value};
-
-/// Re-lint rounds per render unit, as for plain files.
-const MAX_ROUNDS: usize = 10;
-
-/// Plans the fixes of every render unit into `plan`.
-pub(super) fn plan_units(linter: &Linter, run: &Run, unsafe_fixes: bool, plan: &mut FixPlan) {
-    let facts = repo_facts(&run.files, &run.units, &run.releases);
-    let mut readers: Option<HashMap<PathBuf, usize>> = None;
-    for (index, unit) in run.units.iter().enumerate() {
-        let findings: Vec<&Finding> = run
-            .findings
-            .iter()
-            .filter(|f| f.unit == Some(index))
-            .collect();
-        plan.unsafe_skipped += skipped_unsafe(&findings, unsafe_fixes);
-        let fixable: Vec<Finding> = findings
-            .into_iter()
-            .filter(|f| allowed(f, unsafe_fixes))
-            .cloned()
-            .collect();
-        if fixable.is_empty() {
-            continue;
-        }
-        let readers = readers.get_or_insert_with(|| repo_readers(linter, run));
-        let mut state = UnitState::new(linter, run, &facts, readers, index, unit);
-        state.run(fixable, unsafe_fixes);
-        state.finish(plan);
-    }
-}
+use crate::source::yaml::{Node, Stream};
 
 /// How many renders in the repository read each file (by normalized path): this run's and
 /// those of every other root of the repository, so a base that an overlay not linted in this
 /// run uses (`gpulint overlays/prod`, pre-commit's file arguments) is not edited for one overlay.
 /// A root used as a base by another is read through it, not counted on its own.
-fn repo_readers(linter: &Linter, run: &Run) -> HashMap<PathBuf, usize> {
+pub(super) fn repo_readers(linter: &Linter, run: &Run) -> HashMap<PathBuf, usize> {
     let settings = &linter.render;
     let path = |i: &usize| match &run.files.get(*i)?.input {
         Input::File(p) => Some(normalize(p)),
@@ -142,7 +114,7 @@ struct Attempt {
 }
 
 /// One unit being fixed: its files and render as fixed by the rounds so far.
-struct UnitState<'r> {
+pub(super) struct KustomizeTarget<'r> {
     linter: &'r Linter,
     run: &'r Run,
     facts: &'r RepoFacts,
@@ -159,9 +131,6 @@ struct UnitState<'r> {
     /// Indices of the files the current render reads.
     reads: Vec<usize>,
     applied: BTreeMap<usize, Vec<AppliedFix>>,
-    rejected: Vec<RejectedFix>,
-    /// Fixes that failed verification once: never retried.
-    dropped: HashSet<(&'static str, String)>,
 }
 
 fn copy(f: &SourceFile) -> SourceFile {
@@ -173,17 +142,8 @@ fn copy(f: &SourceFile) -> SourceFile {
     }
 }
 
-fn fix_id(f: &Finding) -> (&'static str, String) {
-    let desc = f
-        .fix
-        .as_ref()
-        .map(|x| x.description.clone())
-        .unwrap_or_default();
-    (f.rule.id, format!("{}:{desc}", f.object.display_name()))
-}
-
-impl<'r> UnitState<'r> {
-    fn new(
+impl<'r> KustomizeTarget<'r> {
+    pub(super) fn new(
         linter: &'r Linter,
         run: &'r Run,
         facts: &'r RepoFacts,
@@ -191,7 +151,7 @@ impl<'r> UnitState<'r> {
         index: usize,
         unit: &'r RenderUnit,
     ) -> Self {
-        UnitState {
+        KustomizeTarget {
             linter,
             run,
             facts,
@@ -203,8 +163,6 @@ impl<'r> UnitState<'r> {
             objects: unit.objects.clone(),
             reads: unit.files.clone(),
             applied: BTreeMap::new(),
-            rejected: Vec::new(),
-            dropped: HashSet::new(),
         }
     }
 
@@ -238,62 +196,10 @@ impl<'r> UnitState<'r> {
         !fix.edits.is_empty() && fix.source.index().is_some_and(|i| self.editable(i))
     }
 
-    fn run(&mut self, mut findings: Vec<Finding>, unsafe_fixes: bool) {
-        for _ in 0..MAX_ROUNDS {
-            findings.retain(|f| allowed(f, unsafe_fixes) && !self.dropped.contains(&fix_id(f)));
-            // One fix per field, and no two in-place edits on one spot: the rest wait a round.
-            let mut picked: Vec<&Finding> = Vec::new();
-            for f in &findings {
-                let Some(fix) = &f.fix else { continue };
-                let clashes = picked.iter().filter_map(|p| p.fix.as_ref()).any(|q| {
-                    (fix.document == q.document && touches_same(fix, q))
-                        || (fix.source == q.source && overlaps(fix, q))
-                });
-                if !clashes {
-                    picked.push(f);
-                }
-            }
-            let mut good: Vec<(&Finding, Mode)> = Vec::new();
-            for f in picked {
-                match self.mode_for(f) {
-                    Ok(mode) => good.push((f, mode)),
-                    Err(reason) => self.reject(f, reason),
-                }
-            }
-            if good.is_empty() {
-                return;
-            }
-            // Together; when they interfere, keep each that still verifies with those before
-            // it, and leave the others to the next round.
-            let (used, attempt) = match self.attempt(&good) {
-                Ok(a) => (good, a),
-                Err(_) => {
-                    let mut used: Vec<(&Finding, Mode)> = Vec::new();
-                    let mut last = None;
-                    for g in good {
-                        let mut trial = used.clone();
-                        trial.push(g);
-                        if let Ok(a) = self.attempt(&trial) {
-                            used = trial;
-                            last = Some(a);
-                        }
-                    }
-                    match last {
-                        Some(a) => (used, a),
-                        None => return,
-                    }
-                }
-            };
-            let used: Vec<Finding> = used.into_iter().map(|(f, _)| f.clone()).collect();
-            self.commit(&used, attempt);
-            findings = self.relint();
-        }
-    }
-
     /// How a fix can be written on its own: at its origin when this render alone reads that
     /// file, else (or when the edit there does not verify) as an overlay patch.
-    fn mode_for(&self, f: &Finding) -> Result<Mode, String> {
-        let fix = f.fix.as_ref().ok_or("no fix")?;
+    fn mode_for(&self, f: &Finding) -> Result<Mode, FixError> {
+        let fix = f.fix.as_ref().ok_or(FixError::Inconsistent("no fix"))?;
         let mut first = None;
         if self.in_place_possible(fix) {
             match self.attempt(&[(f, Mode::InPlace)]) {
@@ -307,19 +213,14 @@ impl<'r> UnitState<'r> {
         }
     }
 
-    fn attempt(&self, fixes: &[(&Finding, Mode)]) -> Result<Attempt, String> {
+    fn attempt(&self, fixes: &[(&Finding, Mode)]) -> Result<Attempt, FixError> {
         let outcome = self.outcome(fixes)?;
         self.verify(fixes, outcome)
     }
 
-    fn reject(&mut self, f: &Finding, reason: String) {
-        self.rejected.push(RejectedFix::at(&self.files, f, reason));
-        self.dropped.insert(fix_id(f));
-    }
-
     /// Takes a verified round: its texts and render become the state; each fix is reported at
     /// the line of the field it set, in the file that now sets it.
-    fn commit(&mut self, used: &[Finding], attempt: Attempt) {
+    fn commit(&mut self, used: &[&Finding], attempt: Attempt) {
         self.files = attempt.files;
         self.created.extend(attempt.created);
         self.objects = attempt.objects;
@@ -343,6 +244,216 @@ impl<'r> UnitState<'r> {
         }
     }
 
+    /// The texts the fixes produce: edits at their origins, the rest as overlay patches.
+    fn outcome(&self, fixes: &[(&Finding, Mode)]) -> Result<Outcome, FixError> {
+        let mut out = Outcome::default();
+        let mut by_file: BTreeMap<usize, Vec<Edit>> = BTreeMap::new();
+        let mut patched: BTreeMap<usize, Vec<&FieldChange>> = BTreeMap::new();
+        for (f, mode) in fixes {
+            let Some(fix) = &f.fix else { continue };
+            match (mode, fix.source.index()) {
+                (Mode::InPlace, Some(file)) => by_file
+                    .entry(file)
+                    .or_default()
+                    .extend(fix.edits.iter().cloned()),
+                (Mode::InPlace, None) => return Err(FixError::NoFileToEdit),
+                (Mode::Patch, _) => patched
+                    .entry(fix.document)
+                    .or_default()
+                    .extend(fix.changes.iter()),
+            }
+        }
+        for (file, edits) in by_file {
+            let text = self
+                .text_of(file)
+                .ok_or(FixError::Inconsistent("file not found"))?;
+            let fixed = apply(text, &edits).ok_or(FixError::EditsOverlap)?;
+            out.edited.insert(file, fixed);
+        }
+        if !patched.is_empty() {
+            self.overlay_patches(&patched, &mut out)?;
+        }
+        Ok(out)
+    }
+
+    /// Writes the changes of each object as a strategic-merge patch of the overlay: into the
+    /// `gpulint-<kind>-<name>.yaml` this overlay already applies when there is one, else into a
+    /// new file listed under the kustomization's `patches:`.
+    fn overlay_patches(
+        &self,
+        patched: &BTreeMap<usize, Vec<&FieldChange>>,
+        out: &mut Outcome,
+    ) -> Result<(), FixError> {
+        let home = self.unit.home;
+        if !self.editable(home) {
+            return Err(FixError::KustomizationShared);
+        }
+        let kustomization = self.path_of(home).ok_or(FixError::NoKustomizationFile)?;
+        let dir = kustomization.parent().unwrap_or(Path::new("."));
+        let root = self.files[home]
+            .stream
+            .documents
+            .first()
+            .map(|d| d.root.clone())
+            .ok_or(FixError::KustomizationEmpty)?;
+        let mut entries = Vec::new();
+        for (&document, changes) in patched {
+            let object = self
+                .objects
+                .get(document)
+                .ok_or(FixError::Inconsistent("object not found"))?;
+            let (base, kind, name) = patch_stem(object, &root)?;
+            // An earlier fix's patch of this object, applied by this overlay: extend it.
+            let own = dir.join(format!("{base}.yaml"));
+            let ours = self
+                .reads
+                .iter()
+                .copied()
+                .filter(|&i| self.editable(i))
+                .find(|&i| self.path_of(i).map(normalize) == Some(normalize(&own)));
+            if let Some(i) = ours {
+                let text = out
+                    .edited
+                    .get(&i)
+                    .cloned()
+                    .unwrap_or_else(|| self.files[i].stream.text.to_string());
+                out.edited
+                    .insert(i, extend_patch(&text, object, changes, &kind, &name)?);
+                continue;
+            }
+            let mut file = format!("{base}.yaml");
+            let mut n = 2;
+            while dir.join(&file).exists() || out.created.contains_key(&dir.join(&file)) {
+                file = format!("{base}-{n}.yaml");
+                n += 1;
+            }
+            out.created
+                .insert(dir.join(&file), new_patch(object, &root, changes)?);
+            entries.push(file);
+        }
+        if !entries.is_empty() {
+            let text = out
+                .edited
+                .get(&home)
+                .cloned()
+                .unwrap_or_else(|| self.files[home].stream.text.to_string());
+            out.edited.insert(home, add_patch_entries(&text, &entries)?);
+        }
+        Ok(())
+    }
+
+    /// Renders the fixed texts in memory: every object must equal the current render plus
+    /// exactly the intended changes.
+    fn verify(&self, fixes: &[(&Finding, Mode)], outcome: Outcome) -> Result<Attempt, FixError> {
+        let mut files: Vec<SourceFile> = self.files.iter().map(copy).collect();
+        for (file, text) in outcome.edited {
+            let f = files
+                .get_mut(file)
+                .ok_or(FixError::Inconsistent("file not found"))?;
+            f.stream = Arc::new(Stream::parse(&text));
+        }
+        let mut created = Vec::new();
+        for (path, text) in outcome.created {
+            created.push(files.len());
+            files.push(SourceFile {
+                name: display_path(&path),
+                input: Input::File(path),
+                stream: Arc::new(Stream::parse(&text)),
+                role: FileRole::Rendered,
+            });
+        }
+        let settings = &self.linter.render;
+        let sources = RunSources::new(&files, HashMap::new(), settings.boundary.clone());
+        let rendered = render_root(&self.unit.dir, &sources, settings)
+            .map_err(|e| FixError::OverlayDoesNotRender(e.message))?;
+        let mut expected: Vec<Json> = self.objects.iter().map(plain).collect();
+        for (f, _) in fixes {
+            let Some(fix) = &f.fix else { continue };
+            let doc = expected
+                .get_mut(fix.document)
+                .ok_or(FixError::Inconsistent("object not found"))?;
+            for change in &fix.changes {
+                apply_change(doc, change)
+                    .ok_or(FixError::Inconsistent("the change does not apply"))?;
+            }
+        }
+        let actual: Vec<Json> = rendered.objects.iter().map(plain).collect();
+        if actual != expected {
+            return Err(FixError::RenderDiffers);
+        }
+        // Files the render read beyond these (none expected) keep the indices it gave them.
+        for (path, stream) in sources.added() {
+            files.push(SourceFile {
+                name: display_path(&path),
+                input: Input::File(path),
+                stream,
+                role: FileRole::Support,
+            });
+        }
+        let reads = rendered
+            .files
+            .iter()
+            .filter_map(|p| sources.index_of(p))
+            .collect();
+        Ok(Attempt {
+            files,
+            created,
+            objects: rendered.objects,
+            reads,
+        })
+    }
+}
+
+impl Target for KustomizeTarget<'_> {
+    fn round(&mut self, findings: &[Finding], rejections: &mut Rejections) -> usize {
+        // One fix per field, and no two in-place edits on one spot: the rest wait a round.
+        let mut picked: Vec<&Finding> = Vec::new();
+        for f in findings {
+            let Some(fix) = &f.fix else { continue };
+            let clashes = picked.iter().filter_map(|p| p.fix.as_ref()).any(|q| {
+                (fix.document == q.document && touches_same(fix, q))
+                    || (fix.source == q.source && overlaps(fix, q))
+            });
+            if !clashes {
+                picked.push(f);
+            }
+        }
+        let mut good: Vec<(&Finding, Mode)> = Vec::new();
+        for f in picked {
+            match self.mode_for(f) {
+                Ok(mode) => good.push((f, mode)),
+                Err(why) => rejections.reject(f, place_in(&self.files, f), why),
+            }
+        }
+        if good.is_empty() {
+            return 0;
+        }
+        // Together; when they interfere, keep each that still verifies with those before
+        // it, and leave the others to the next round.
+        let (used, attempt) = match self.attempt(&good) {
+            Ok(a) => (good, a),
+            Err(_) => {
+                let mut used: Vec<(&Finding, Mode)> = Vec::new();
+                let mut last = None;
+                for g in good {
+                    let mut trial = used.clone();
+                    trial.push(g);
+                    if let Ok(a) = self.attempt(&trial) {
+                        used = trial;
+                        last = Some(a);
+                    }
+                }
+                match last {
+                    Some(a) => (used, a),
+                    None => return 0,
+                }
+            }
+        };
+        let used: Vec<&Finding> = used.into_iter().map(|(f, _)| f).collect();
+        self.commit(&used, attempt);
+        used.len()
+    }
+
     /// Lints the current render again: its fixable findings are the next round's.
     fn relint(&self) -> Vec<Finding> {
         let texts: Vec<Arc<str>> = self.files.iter().map(|f| f.stream.text.clone()).collect();
@@ -357,15 +468,13 @@ impl<'r> UnitState<'r> {
 
     /// The files changed by the rounds, as the plan's file fixes.
     fn finish(self, plan: &mut FixPlan) {
-        let UnitState {
+        let KustomizeTarget {
             run,
             files,
             created,
             mut applied,
-            rejected,
             ..
         } = self;
-        plan.rejected.extend(rejected);
         let first = plan.files.len();
         for (i, file) in files.into_iter().enumerate() {
             let Input::File(path) = file.input else {
@@ -398,172 +507,7 @@ impl<'r> UnitState<'r> {
             f.applied.extend(applied.into_values().flatten());
         }
     }
-
-    /// The texts the fixes produce: edits at their origins, the rest as overlay patches.
-    fn outcome(&self, fixes: &[(&Finding, Mode)]) -> Result<Outcome, String> {
-        let mut out = Outcome::default();
-        let mut by_file: BTreeMap<usize, Vec<Edit>> = BTreeMap::new();
-        let mut patched: BTreeMap<usize, Vec<&FieldChange>> = BTreeMap::new();
-        for (f, mode) in fixes {
-            let Some(fix) = &f.fix else { continue };
-            match (mode, fix.source.index()) {
-                (Mode::InPlace, Some(file)) => by_file
-                    .entry(file)
-                    .or_default()
-                    .extend(fix.edits.iter().cloned()),
-                (Mode::InPlace, None) => return Err("the fix has no file to edit".into()),
-                (Mode::Patch, _) => patched
-                    .entry(fix.document)
-                    .or_default()
-                    .extend(fix.changes.iter()),
-            }
-        }
-        for (file, edits) in by_file {
-            let text = self.text_of(file).ok_or("file not found")?;
-            let fixed = apply(text, &edits).ok_or("the edits overlap")?;
-            out.edited.insert(file, fixed);
-        }
-        if !patched.is_empty() {
-            self.overlay_patches(&patched, &mut out)?;
-        }
-        Ok(out)
-    }
-
-    /// Writes the changes of each object as a strategic-merge patch of the overlay: into the
-    /// `gpulint-<kind>-<name>.yaml` this overlay already applies when there is one, else into a
-    /// new file listed under the kustomization's `patches:`.
-    fn overlay_patches(
-        &self,
-        patched: &BTreeMap<usize, Vec<&FieldChange>>,
-        out: &mut Outcome,
-    ) -> Result<(), String> {
-        let home = self.unit.home;
-        if !self.editable(home) {
-            return Err("the overlay's kustomization is read by other renders too".into());
-        }
-        let kustomization = self.path_of(home).ok_or("no kustomization file")?;
-        let dir = kustomization.parent().unwrap_or(Path::new("."));
-        let root = self.files[home]
-            .stream
-            .documents
-            .first()
-            .map(|d| d.root.clone())
-            .ok_or("the kustomization is empty")?;
-        let mut entries = Vec::new();
-        for (&document, changes) in patched {
-            let object = self.objects.get(document).ok_or("object not found")?;
-            let (kind, name) = patch_names(object, &root)?;
-            let base = format!("gpulint-{}-{name}", kind.to_ascii_lowercase());
-            // An earlier fix's patch of this object, applied by this overlay: extend it.
-            let own = dir.join(format!("{base}.yaml"));
-            let ours = self
-                .reads
-                .iter()
-                .copied()
-                .filter(|&i| self.editable(i))
-                .find(|&i| self.path_of(i).map(normalize) == Some(normalize(&own)));
-            if let Some(i) = ours {
-                let text = out
-                    .edited
-                    .get(&i)
-                    .cloned()
-                    .unwrap_or_else(|| self.files[i].stream.text.to_string());
-                out.edited
-                    .insert(i, extend_patch(&text, object, changes, &kind, &name)?);
-                continue;
-            }
-            let mut file = format!("{base}.yaml");
-            let mut n = 2;
-            while dir.join(&file).exists() || out.created.contains_key(&dir.join(&file)) {
-                file = format!("{base}-{n}.yaml");
-                n += 1;
-            }
-            let mut patch = strategic_patch(object, &root)?;
-            for change in changes {
-                set_change(&mut patch, object, change)?;
-            }
-            let mut body = format!("{PATCH_HEADER}{}", to_yaml(std::slice::from_ref(&patch)));
-            if !body.ends_with('\n') {
-                body.push('\n');
-            }
-            out.created.insert(dir.join(&file), body);
-            entries.push(file);
-        }
-        if !entries.is_empty() {
-            let text = out
-                .edited
-                .get(&home)
-                .cloned()
-                .unwrap_or_else(|| self.files[home].stream.text.to_string());
-            out.edited.insert(home, add_patch_entries(&text, &entries)?);
-        }
-        Ok(())
-    }
-
-    /// Renders the fixed texts in memory: every object must equal the current render plus
-    /// exactly the intended changes.
-    fn verify(&self, fixes: &[(&Finding, Mode)], outcome: Outcome) -> Result<Attempt, String> {
-        let mut files: Vec<SourceFile> = self.files.iter().map(copy).collect();
-        for (file, text) in outcome.edited {
-            let f = files.get_mut(file).ok_or("file not found")?;
-            f.stream = Arc::new(Stream::parse(&text));
-        }
-        let mut created = Vec::new();
-        for (path, text) in outcome.created {
-            created.push(files.len());
-            files.push(SourceFile {
-                name: display_path(&path),
-                input: Input::File(path),
-                stream: Arc::new(Stream::parse(&text)),
-                role: FileRole::Rendered,
-            });
-        }
-        let settings = &self.linter.render;
-        let sources = RunSources::new(&files, HashMap::new(), settings.boundary.clone());
-        let rendered = render_root(&self.unit.dir, &sources, settings)
-            .map_err(|e| format!("the fixed overlay does not render: {}", e.message))?;
-        let mut expected: Vec<Json> = self.objects.iter().map(plain).collect();
-        for (f, _) in fixes {
-            let Some(fix) = &f.fix else { continue };
-            let doc = expected.get_mut(fix.document).ok_or("object not found")?;
-            for change in &fix.changes {
-                apply_change(doc, change).ok_or("the change does not apply")?;
-            }
-        }
-        let actual: Vec<Json> = rendered.objects.iter().map(plain).collect();
-        if actual != expected {
-            return Err(
-                "rendering the fixed files again does not give exactly the intended values; \
-                 fix it by hand"
-                    .into(),
-            );
-        }
-        // Files the render read beyond these (none expected) keep the indices it gave them.
-        for (path, stream) in sources.added() {
-            files.push(SourceFile {
-                name: display_path(&path),
-                input: Input::File(path),
-                stream,
-                role: FileRole::Support,
-            });
-        }
-        let reads = rendered
-            .files
-            .iter()
-            .filter_map(|p| sources.index_of(p))
-            .collect();
-        Ok(Attempt {
-            files,
-            created,
-            objects: rendered.objects,
-            reads,
-        })
-    }
 }
-
-const PATCH_HEADER: &str =
-    "# Added by `gpulint --fix` for this overlay only: the base it patches is shared\n\
-                            # with other overlays.\n";
 
 /// The node a change set, in the object after the change.
 fn changed_node<'n>(object: &'n Node, change: &FieldChange) -> Option<&'n Node> {
@@ -597,226 +541,4 @@ fn touches_same(a: &Fix, b: &Fix) -> bool {
     };
     let pb = paths(b);
     paths(a).iter().any(|p| pb.contains(p))
-}
-
-fn map_node(entries: Vec<(String, Node)>) -> Node {
-    Node {
-        value: Value::Map(
-            entries
-                .into_iter()
-                .map(|(k, v)| Entry {
-                    key: Node::scalar(&k, ScalarKind::Str),
-                    value: v,
-                })
-                .collect(),
-        ),
-        ..Node::default()
-    }
-}
-
-/// Sets `path` (on the rendered object `object`) to `value` in the patch tree `patch`, naming
-/// list elements by their merge key (`name`) as strategic merge does.
-fn set_in_patch(
-    patch: &mut Node,
-    object: &Node,
-    path: &[Segment],
-    value: &str,
-    kind: ScalarKind,
-) -> Result<(), String> {
-    let Some((first, rest)) = path.split_first() else {
-        *patch = Node::scalar(value, kind);
-        return Ok(());
-    };
-    match first {
-        Segment::Key(key) => {
-            if !matches!(patch.value, Value::Map(_)) {
-                *patch = map_node(Vec::new());
-            }
-            let next_object = object.get(key).cloned().unwrap_or_default();
-            let Value::Map(entries) = &mut patch.value else {
-                return Err("patch shape".into());
-            };
-            let pos = match entries
-                .iter()
-                .position(|e| e.key.text() == Some(key.as_str()))
-            {
-                Some(p) => p,
-                None => {
-                    entries.push(Entry {
-                        key: Node::scalar(key, ScalarKind::Str),
-                        value: Node::default(),
-                    });
-                    entries.len() - 1
-                }
-            };
-            set_in_patch(&mut entries[pos].value, &next_object, rest, value, kind)
-        }
-        Segment::Index(i) => {
-            let element = object
-                .as_seq()
-                .and_then(|items| items.get(*i))
-                .ok_or("list element not found")?;
-            let name = element
-                .get_str("name")
-                .ok_or("a list element without a `name` cannot be patched by strategic merge")?;
-            if !matches!(patch.value, Value::Seq(_)) {
-                patch.value = Value::Seq(Vec::new());
-            }
-            let Value::Seq(items) = &mut patch.value else {
-                return Err("patch shape".into());
-            };
-            let pos = match items.iter().position(|n| n.get_str("name") == Some(name)) {
-                Some(p) => p,
-                None => {
-                    items.push(map_node(vec![(
-                        "name".into(),
-                        Node::scalar(name, ScalarKind::Str),
-                    )]));
-                    items.len() - 1
-                }
-            };
-            set_in_patch(&mut items[pos], element, rest, value, kind)
-        }
-    }
-}
-
-/// The kind and the name a patch of `object` addresses: the name before the overlay's own
-/// prefix and suffix (kustomize matches patches on that name).
-fn patch_names(object: &Node, kustomization: &Node) -> Result<(String, String), String> {
-    let kind = object.get_str("kind").ok_or("object without kind")?;
-    let metadata = object.get("metadata").ok_or("object without metadata")?;
-    let mut name = metadata.get_str("name").ok_or("object without a name")?;
-    if let Some(prefix) = kustomization.get_str("namePrefix") {
-        name = name.strip_prefix(prefix).unwrap_or(name);
-    }
-    if let Some(suffix) = kustomization.get_str("nameSuffix") {
-        name = name.strip_suffix(suffix).unwrap_or(name);
-    }
-    Ok((kind.to_string(), name.to_string()))
-}
-
-/// An empty strategic-merge patch of `object`: its apiVersion, kind and metadata.
-fn strategic_patch(object: &Node, kustomization: &Node) -> Result<Node, String> {
-    let api_version = object
-        .get_str("apiVersion")
-        .ok_or("object without apiVersion")?;
-    let (kind, name) = patch_names(object, kustomization)?;
-    let mut meta = vec![("name".to_string(), Node::scalar(&name, ScalarKind::Str))];
-    let namespace = object.get("metadata").and_then(|m| m.get_str("namespace"));
-    if let Some(ns) = namespace {
-        if kustomization.get("namespace").is_none() {
-            meta.push(("namespace".into(), Node::scalar(ns, ScalarKind::Str)));
-        }
-    }
-    Ok(map_node(vec![
-        (
-            "apiVersion".into(),
-            Node::scalar(api_version, ScalarKind::Str),
-        ),
-        ("kind".into(), Node::scalar(&kind, ScalarKind::Str)),
-        ("metadata".into(), map_node(meta)),
-    ]))
-}
-
-/// Writes one change into a strategic-merge patch.
-fn set_change(patch: &mut Node, object: &Node, change: &FieldChange) -> Result<(), String> {
-    let FieldChange::Set { path, value } = change else {
-        return Err("only value changes can be written as an overlay patch".into());
-    };
-    // Written like the value it replaces (`cpu: "8"` stays quoted); a new number is plain.
-    let existing = path.iter().try_fold(object, |node, segment| match segment {
-        Segment::Key(k) => node.get(k),
-        Segment::Index(i) => node.as_seq()?.get(*i),
-    });
-    let kind = match existing.and_then(Node::as_scalar) {
-        Some(s) if s.kind == ScalarKind::Int || s.kind == ScalarKind::Str => s.kind,
-        _ if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) => ScalarKind::Int,
-        _ => ScalarKind::Str,
-    };
-    set_in_patch(patch, object, path, value, kind)
-}
-
-/// Adds `changes` to a `gpulint-*.yaml` patch an earlier fix wrote (one document addressing
-/// `kind`/`name`), keeping its leading comment.
-fn extend_patch(
-    text: &str,
-    object: &Node,
-    changes: &[&FieldChange],
-    kind: &str,
-    name: &str,
-) -> Result<String, String> {
-    let stream = Stream::parse(text);
-    let [doc] = stream.documents.as_slice() else {
-        return Err("the gpulint patch of this object is not one document".into());
-    };
-    let mut patch = doc.root.clone();
-    let addressed = patch.get_str("kind") == Some(kind)
-        && patch.get("metadata").and_then(|m| m.get_str("name")) == Some(name);
-    if stream.error.is_some() || !addressed {
-        return Err("the gpulint patch of this object was changed by hand; fix it by hand".into());
-    }
-    for change in changes {
-        set_change(&mut patch, object, change)?;
-    }
-    let header: String = text
-        .split_inclusive('\n')
-        .take_while(|l| l.starts_with('#'))
-        .collect();
-    Ok(format!("{header}{}", to_yaml(std::slice::from_ref(&patch))))
-}
-
-/// Lists `files` under the kustomization's `patches:` (created when missing), in the style of
-/// its other lists.
-fn add_patch_entries(text: &str, files: &[String]) -> Result<String, String> {
-    let stream = Stream::parse(text);
-    let root = stream
-        .documents
-        .first()
-        .map(|d| &d.root)
-        .ok_or("the kustomization is empty")?;
-    let nl = newline(text);
-    if let Some(patches) = root.get("patches") {
-        let items = patches
-            .as_seq()
-            .filter(|_| !patches.flow)
-            .ok_or("`patches:` is not a block list; add the patch by hand")?;
-        let last = items
-            .last()
-            .ok_or("`patches:` is empty; add the patch by hand")?;
-        // `- path: x`: the dash sits two columns before the item's content.
-        let dash = column(text, items[0].span.start()).saturating_sub(2);
-        let entry = |f: &String| format!("{}- path: {f}", " ".repeat(dash));
-        // A block scalar (`- patch: |`) ends after its line break: the entry starts a line.
-        let (at, body) = if text[..last.span.end()].ends_with(['\n', '\r']) {
-            let body: String = files.iter().map(|f| format!("{}{nl}", entry(f))).collect();
-            (last.span.end(), body)
-        } else {
-            let body: String = files.iter().map(|f| format!("{nl}{}", entry(f))).collect();
-            (line_end(text, last.span.end()), body)
-        };
-        return apply(
-            text,
-            &[Edit {
-                start: at,
-                end: at,
-                content: body,
-            }],
-        )
-        .ok_or_else(|| "edit".into());
-    }
-    // Indent the new list like `resources:` is (`- x` at column 0 or 2).
-    let dash = root
-        .get("resources")
-        .and_then(Node::as_seq)
-        .and_then(|items| items.first())
-        .map_or(0, |item| column(text, item.span.start()).saturating_sub(2));
-    let mut out = text.to_string();
-    if !out.is_empty() && !out.ends_with('\n') && !out.ends_with('\r') {
-        out.push_str(nl);
-    }
-    out.push_str(&format!("patches:{nl}"));
-    for f in files {
-        out.push_str(&format!("{}- path: {f}{nl}", " ".repeat(dash)));
-    }
-    Ok(out)
 }

@@ -2,7 +2,7 @@
 
 use similar::TextDiff;
 
-use super::apply::FixPlan;
+use super::plan::FixPlan;
 use crate::source::repo::{git_work_tree, relative_to};
 
 fn unified(old: &str, new: &str, a: &str, b: &str) -> String {

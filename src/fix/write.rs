@@ -11,7 +11,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use super::apply::{FileFix, FixPlan};
+use super::plan::{FileFix, FixPlan};
 
 /// Test-only: before the last check and the rename of each file, the writer creates the file this
 /// variable names and waits (at most a minute) until it is removed, so a test can change a target

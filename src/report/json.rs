@@ -14,7 +14,7 @@ use crate::k8s::workload::ObjectRef;
 use crate::lint::Run;
 use crate::rules::headroom::Recommended;
 use crate::rules::savings::{self, Frees, Savings};
-use crate::rules::Severity;
+use crate::rules::{Origin, Severity};
 use crate::source::file::InputError;
 
 #[derive(Serialize)]
@@ -91,10 +91,10 @@ fn findings<S: serde::Serializer>(run: &&Run, serializer: S) -> Result<S::Ok, S:
                     container: &f.container,
                     fixable: f.fixable(),
                     unsafe_fix: f.unsafe_fixable(),
-                    render: f
-                        .unit
-                        .and_then(|u| run.units.get(u))
-                        .map(|u| u.name.as_str()),
+                    render: match f.origin {
+                        Origin::Kustomize(u) => run.units.get(u).map(|u| u.name.as_str()),
+                        Origin::File | Origin::Helm(_) => None,
+                    },
                     recommended: f.recommended.as_ref(),
                     frees: f.frees.as_ref().map(|frees| JsonFrees {
                         frees,

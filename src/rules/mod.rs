@@ -735,14 +735,24 @@ pub struct Finding {
     /// What following the finding frees.
     pub frees: Option<savings::Frees>,
     pub suppression: Option<Suppression>,
-    /// The render unit (index in the run's units) whose rendered object this finding is on;
-    /// `None` for a plain file.
-    pub unit: Option<usize>,
-    /// The Helm release (index in the run's releases) whose rendered object this is on.
-    pub release: Option<usize>,
+    /// What the object was read from, and so where a fix of it lands.
+    pub origin: Origin,
     /// The namespace the object lands in: its own, else the release's or the configured
     /// default; `None` for a cluster-scoped kind.
     pub namespace: Option<String>,
+}
+
+/// What a finding's object was read from. `Finding::file` and `span` say where the finding is
+/// shown (for a rendered object, the file and bytes that wrote the field); the origin says which
+/// text a fix must change and verify: the file itself, or a render to run again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Origin {
+    /// A plain manifest: the object is the file's own text.
+    File,
+    /// The render of a Kustomize root (index in the run's units).
+    Kustomize(usize),
+    /// The render of a Helm release (index in the run's releases).
+    Helm(usize),
 }
 
 impl Finding {

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::Finding;
+use super::{Finding, Origin};
 use crate::k8s::podsets::pod_sets;
 use crate::k8s::workload::{Container, Workload};
 
@@ -101,8 +101,7 @@ impl Savings {
 
 /// Adds up what the unsuppressed findings free.
 pub fn total(findings: &[Finding]) -> Savings {
-    let mut best: BTreeMap<(String, String, String, String, Option<usize>), &Frees> =
-        BTreeMap::new();
+    let mut best: BTreeMap<(String, String, String, String, Origin), &Frees> = BTreeMap::new();
     for f in findings.iter().filter(|f| f.suppression.is_none()) {
         let Some(frees) = &f.frees else { continue };
         let key = (
@@ -110,7 +109,7 @@ pub fn total(findings: &[Finding]) -> Savings {
             f.object.kind.clone(),
             f.object.name.clone().unwrap_or_default(),
             frees.container_path.clone(),
-            f.unit,
+            f.origin,
         );
         let slot = best.entry(key).or_insert(frees);
         if frees.gpus() > slot.gpus() {

@@ -5,9 +5,9 @@
 use std::path::{Path, PathBuf};
 
 use gpulint::config::Config;
-use gpulint::fix::apply::{plan, FixPlan};
+use gpulint::fix::plan::{plan, FixPlan};
 use gpulint::lint::{Linter, Run, Selection};
-use gpulint::rules::Finding;
+use gpulint::rules::{Finding, Rule};
 
 /// The fixture folder of rule `id`.
 pub fn fixtures(id: &str) -> PathBuf {
@@ -24,7 +24,7 @@ pub fn snapshot(dir: &Path) -> Option<PathBuf> {
 /// A linter running rule `id` alone, with the folder's usage snapshot if any.
 pub fn linter(id: &str, dir: &Path) -> Linter {
     let select = Selection {
-        select: vec![id.to_string()],
+        select: vec![Rule::parse(id).unwrap_or_else(|| panic!("no rule {id}"))],
         ignore: Vec::new(),
     };
     let mut linter = Linter::new(Config::default(), select);

@@ -1,0 +1,370 @@
+//! The plan of a `--fix` run: which findings' fixes land, where, and the fixed text of every
+//! file, known before anything is written (`write.rs` writes them).
+//!
+//! One driver for every origin. The findings of a run are grouped by where their object was
+//! read from (`rules::Origin`): a plain file, the render of a Kustomize root, a Helm release.
+//! Each group is a [`Target`] (`file.rs`, `kustomize.rs`, `helm.rs`), fixed in rounds like ruff
+//! does: the fixes that do not clash are applied together and verified, the target is linted
+//! again, and what is still fixable (a fix that clashed, or one a fix uncovered) goes in the
+//! next round, up to [`MAX_ROUNDS`]. A fix that fails verification is rejected once, with its
+//! reason, and never retried.
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+
+use super::error::FixError;
+use super::file::FileTarget;
+use super::helm::HelmTarget;
+use super::kustomize::{repo_readers, KustomizeTarget};
+use crate::edit::{Applicability, ChangeNote};
+use crate::lint::{repo_facts, Linter, Run};
+use crate::rules::{Finding, Origin};
+use crate::source::document::Segment;
+use crate::source::file::SourceFile;
+
+/// Fix rounds per target: fixes that clash are applied one round after the other.
+pub(super) const MAX_ROUNDS: usize = 10;
+
+/// Everything `--fix` would do, before it does it.
+#[derive(Clone, Debug, Default)]
+pub struct FixPlan {
+    pub files: Vec<FileFix>,
+    pub rejected: Vec<RejectedFix>,
+    /// Fixable findings in stdin, which cannot be fixed in place.
+    pub stdin_fixable: usize,
+    /// Fixable findings left out because their fix is unsafe and `--unsafe-fixes` was not given.
+    pub unsafe_skipped: usize,
+}
+
+/// A fixed file, not written yet.
+#[derive(Clone, Debug)]
+pub struct FileFix {
+    pub path: PathBuf,
+    pub name: String,
+    pub original: String,
+    pub fixed: String,
+    pub applied: Vec<AppliedFix>,
+    /// A new file (an overlay patch the fix adds): it must not exist when written.
+    pub created: bool,
+}
+
+/// A fix that landed in a file.
+#[derive(Clone, Debug)]
+pub struct AppliedFix {
+    pub rule: &'static str,
+    /// 1-based line (in the text as fixed by the rounds before).
+    pub line: usize,
+    pub object: String,
+    pub description: String,
+    /// The value changes behind `description` (folded into net changes by [`net_changes`]).
+    pub notes: Vec<ChangeNote>,
+}
+
+impl AppliedFix {
+    /// The fix of finding `f`, applied at `line` of its file, on `object` (as shown).
+    pub(super) fn of(f: &Finding, line: usize, object: String) -> AppliedFix {
+        AppliedFix {
+            rule: f.rule.id,
+            line,
+            object,
+            description: f
+                .fix
+                .as_ref()
+                .map(|x| x.description.clone())
+                .unwrap_or_default(),
+            notes: f.fix.as_ref().map(|x| x.notes.clone()).unwrap_or_default(),
+        }
+    }
+}
+
+/// A fix that was dropped because it could not be written or verified.
+#[derive(Clone, Debug)]
+pub struct RejectedFix {
+    pub file: String,
+    pub line: usize,
+    pub rule: &'static str,
+    pub reason: FixError,
+}
+
+/// The fixes that could not be written, and which fixes are therefore never tried again.
+#[derive(Default)]
+pub(super) struct Rejections {
+    list: Vec<RejectedFix>,
+    dropped: HashSet<FixId>,
+}
+
+impl Rejections {
+    /// Rejects `f`'s fix, shown at `line` of `file`.
+    pub(super) fn reject(&mut self, f: &Finding, (file, line): (String, usize), why: FixError) {
+        self.list.push(RejectedFix {
+            file,
+            line,
+            rule: f.rule.id,
+            reason: why,
+        });
+        self.dropped.insert(FixId::of(f));
+    }
+
+    fn dropped(&self, f: &Finding) -> bool {
+        self.dropped.contains(&FixId::of(f))
+    }
+}
+
+/// Where a rejection of `f` is shown: the line of its span in `files` (the texts as fixed so far).
+pub(super) fn place_in(files: &[SourceFile], f: &Finding) -> (String, usize) {
+    let file = files.get(f.file);
+    (
+        file.map(|x| x.name.clone()).unwrap_or_default(),
+        file.map_or(0, |x| x.stream.line_col(f.span.start()).0),
+    )
+}
+
+/// A fix across rounds: a finding found again after a round has a new span, but the same rule,
+/// object and fix.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct FixId {
+    rule: &'static str,
+    fix: String,
+}
+
+impl FixId {
+    fn of(f: &Finding) -> FixId {
+        let description = f.fix.as_ref().map_or("", |x| x.description.as_str());
+        FixId {
+            rule: f.rule.id,
+            fix: format!("{}:{description}", f.object.display_name()),
+        }
+    }
+}
+
+/// Where a group of findings' fixes land: a plain file, a Kustomize unit or a Helm release.
+pub(super) trait Target {
+    /// Applies what it can of `findings` (this round's fixable ones) together, verified, and
+    /// rejects (with their place in the text as fixed so far) the fixes that cannot land.
+    /// Returns how many fixes landed; none ends the rounds.
+    fn round(&mut self, findings: &[Finding], rejections: &mut Rejections) -> usize;
+    /// The target's findings as fixed so far: what the next round may fix.
+    fn relint(&self) -> Vec<Finding>;
+    /// Puts the files the rounds changed into the plan.
+    fn finish(self, plan: &mut FixPlan);
+}
+
+/// Whether `--fix` may apply `f`'s fix: it has one, it is not suppressed, and it is safe (or
+/// `--unsafe-fixes` was given).
+pub(super) fn allowed(f: &Finding, unsafe_fixes: bool) -> bool {
+    f.suppression.is_none()
+        && f.fix
+            .as_ref()
+            .is_some_and(|fix| unsafe_fixes || fix.applicability == Applicability::Safe)
+}
+
+/// Fixes `target` in rounds, then hands its files and rejections to the plan.
+fn fix_in_rounds(
+    mut target: impl Target,
+    mut findings: Vec<Finding>,
+    unsafe_fixes: bool,
+    plan: &mut FixPlan,
+) {
+    let mut rejections = Rejections::default();
+    for _ in 0..MAX_ROUNDS {
+        findings.retain(|f| allowed(f, unsafe_fixes) && !rejections.dropped(f));
+        if findings.is_empty() || target.round(&findings, &mut rejections) == 0 {
+            break;
+        }
+        findings = target.relint();
+    }
+    plan.rejected.extend(rejections.list);
+    target.finish(plan);
+}
+
+/// The fixable findings of one origin; counts those left out for being unsafe.
+fn fixable_of(
+    run: &Run,
+    unsafe_fixes: bool,
+    plan: &mut FixPlan,
+    of: impl Fn(&Finding) -> bool,
+) -> Vec<Finding> {
+    let findings = run.findings.iter().filter(|f| of(f));
+    let mut fixable = Vec::new();
+    for f in findings {
+        if allowed(f, unsafe_fixes) {
+            fixable.push(f.clone());
+        } else if f.suppression.is_none()
+            && f.fix
+                .as_ref()
+                .is_some_and(|x| x.applicability == Applicability::Unsafe)
+        {
+            plan.unsafe_skipped += 1;
+        }
+    }
+    fixable
+}
+
+/// Computes the fixed text of every file the run's fixable findings touch: plain files first,
+/// then Kustomize units, then Helm releases, each fixed in rounds.
+pub fn plan(linter: &Linter, run: &Run, unsafe_fixes: bool) -> FixPlan {
+    let facts = repo_facts(&run.files, &run.units, &run.releases);
+    let mut plan = FixPlan::default();
+    for (index, file) in run.files.iter().enumerate() {
+        let fixable = fixable_of(run, unsafe_fixes, &mut plan, |f| {
+            f.origin == Origin::File && f.file == index
+        });
+        if fixable.is_empty() {
+            continue;
+        }
+        match FileTarget::new(linter, &facts, index, file) {
+            Some(target) => fix_in_rounds(target, fixable, unsafe_fixes, &mut plan),
+            None => plan.stdin_fixable += fixable.len(),
+        }
+    }
+    let mut readers = None;
+    for (index, unit) in run.units.iter().enumerate() {
+        let fixable = fixable_of(run, unsafe_fixes, &mut plan, |f| {
+            f.origin == Origin::Kustomize(index)
+        });
+        if fixable.is_empty() {
+            continue;
+        }
+        // Which renders read each file: computed once, and only when a unit has fixes.
+        let readers = readers.get_or_insert_with(|| repo_readers(linter, run));
+        let target = KustomizeTarget::new(linter, run, &facts, readers, index, unit);
+        fix_in_rounds(target, fixable, unsafe_fixes, &mut plan);
+    }
+    if let Some(engine) = &linter.helm {
+        for (index, unit) in run.releases.iter().enumerate() {
+            let fixable = fixable_of(run, unsafe_fixes, &mut plan, |f| {
+                f.origin == Origin::Helm(index)
+            });
+            if fixable.is_empty() {
+                continue;
+            }
+            let target = HelmTarget::new(engine, linter, run, unit);
+            fix_in_rounds(target, fixable, unsafe_fixes, &mut plan);
+        }
+    }
+    for f in &mut plan.files {
+        f.applied = net_changes(std::mem::take(&mut f.applied));
+    }
+    plan
+}
+
+/// Folds the fixes of all rounds into one net change per field: a field set in round 1
+/// (`48Gi -> 64Gi`) and again in round 2 (`64Gi -> 22Gi`) is reported once, `48Gi -> 22Gi`, at
+/// the fix that set its final value; a field set back to its original value is dropped, and so
+/// is a fix left with nothing to report. Fixes without notes (renames) stay as they are.
+pub fn net_changes(applied: Vec<AppliedFix>) -> Vec<AppliedFix> {
+    // Per fix: whether it had notes, and its notes; a note is taken out of an earlier fix
+    // (None) when a later fix sets the field again.
+    let mut entries: Vec<(AppliedFix, bool, Vec<Option<ChangeNote>>)> = Vec::new();
+    // (object, field) -> (entry, note)
+    let mut last: HashMap<(String, Vec<Segment>), (usize, usize)> = HashMap::new();
+    for mut a in applied {
+        let notes = std::mem::take(&mut a.notes);
+        let had_notes = !notes.is_empty();
+        let i = entries.len();
+        let mut kept: Vec<Option<ChangeNote>> = Vec::new();
+        for mut n in notes {
+            let key = (a.object.clone(), n.path.clone());
+            if let Some((pi, pj)) = last.insert(key, (i, kept.len())) {
+                if let Some(earlier) = entries[pi].2[pj].take() {
+                    n.from = earlier.from;
+                }
+            }
+            kept.push(Some(n));
+        }
+        entries.push((a, had_notes, kept));
+    }
+    entries
+        .into_iter()
+        .filter_map(|(mut a, had_notes, notes)| {
+            if !had_notes {
+                return Some(a); // a rename: as it was
+            }
+            a.notes = notes
+                .into_iter()
+                .flatten()
+                .filter(|n| n.from != n.to)
+                .collect();
+            a.description = a
+                .notes
+                .iter()
+                .map(ChangeNote::describe)
+                .collect::<Vec<_>>()
+                .join(", ");
+            (!a.notes.is_empty()).then_some(a)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn note(field: &str, from: &str, to: &str) -> ChangeNote {
+        ChangeNote {
+            path: vec![Segment::Key(field.into())],
+            label: field.into(),
+            from: from.into(),
+            to: to.into(),
+        }
+    }
+
+    fn applied(rule: &'static str, object: &str, notes: Vec<ChangeNote>) -> AppliedFix {
+        AppliedFix {
+            rule,
+            line: 1,
+            object: object.into(),
+            description: "as planned".into(),
+            notes,
+        }
+    }
+
+    #[test]
+    fn each_field_is_reported_once_with_its_net_change() {
+        let rounds = vec![
+            applied(
+                "QOS002",
+                "llm",
+                vec![note("requests.memory", "48Gi", "64Gi")],
+            ),
+            applied("GPU002", "llm", vec![note("requests.gpu", "2", "1")]),
+            applied(
+                "MEM002",
+                "llm",
+                vec![
+                    note("requests.memory", "64Gi", "22Gi"),
+                    note("limits.memory", "64Gi", "22Gi"),
+                ],
+            ),
+            // The same field of another object is another change.
+            applied(
+                "MEM002",
+                "other",
+                vec![note("requests.memory", "8Gi", "4Gi")],
+            ),
+            // Set and set back: no net change, nothing to report.
+            applied("CPU001", "llm", vec![note("requests.cpu", "4", "2")]),
+            applied("CPU001", "llm", vec![note("requests.cpu", "2", "4")]),
+            // A rename has no notes and stays.
+            applied("GPU004", "llm", Vec::new()),
+        ];
+        let net = net_changes(rounds);
+        let got: Vec<(&str, &str, &str)> = net
+            .iter()
+            .map(|a| (a.rule, a.object.as_str(), a.description.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("GPU002", "llm", "requests.gpu: 2 -> 1"),
+                (
+                    "MEM002",
+                    "llm",
+                    "requests.memory: 48Gi -> 22Gi, limits.memory: 64Gi -> 22Gi"
+                ),
+                ("MEM002", "other", "requests.memory: 8Gi -> 4Gi"),
+                ("GPU004", "llm", "as planned"),
+            ]
+        );
+    }
+}
