@@ -106,7 +106,8 @@ impl Linter {
         let mut catalog = Catalog::builtin();
         catalog.extend(config.workloads.clone());
         let gpu_names = GpuNames::new(config.gpu_resources.clone())
-            .with_device_classes(config.gpu_device_classes.clone());
+            .with_device_classes(config.gpu_device_classes.clone())
+            .with_mig_resources(crate::metrics::mig::resource_names());
         let config_policy = config.policy.clone();
         Linter {
             config,

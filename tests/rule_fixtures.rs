@@ -29,6 +29,19 @@ fn relative<'a>(name: &'a str, dir: &Path) -> &'a str {
         .unwrap_or_else(|| panic!("{name} is outside the fixtures {}", dir.display()))
 }
 
+/// `text` with the fixture folder taken out of the paths in it, written absolute or relative
+/// to the working directory (a render's name in a message: `[render of smp]`).
+fn without_fixture_dir(text: &str, dir: &Path) -> String {
+    let relative = std::env::current_dir()
+        .ok()
+        .and_then(|cwd| dir.strip_prefix(cwd).ok().map(Path::to_path_buf));
+    let mut out = text.replace(&format!("{}/", dir.display()), "");
+    if let Some(rel) = relative {
+        out = out.replace(&format!("{}/", rel.display()), "");
+    }
+    out
+}
+
 /// The lines a finding's span covers, numbered, each with `^` under the part of it the span
 /// covers (one `^` at its place for an empty span), and its label under the last.
 fn snippet(run: &Run, f: &Finding) -> String {
@@ -207,7 +220,8 @@ fn rule_text(rule: &RuleInfo) -> String {
             loc.column,
             f.severity.as_str(),
             f.rule.id,
-            f.message
+            // A render is named by its folder (`[render of smp]`), relative like the files.
+            without_fixture_dir(&f.message, &dir)
         );
         out.push_str(&snippet(&run, f));
         if let Some(help) = &f.help {

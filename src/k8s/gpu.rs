@@ -37,6 +37,9 @@ pub struct GpuNames {
     /// DRA device classes whose devices are GPUs, besides the built-in ones (config
     /// `gpu_device_classes`).
     device_classes: Vec<String>,
+    /// The MIG resources a device plugin advertises (`nvidia.com/mig-3g.40gb`, from the MIG
+    /// table): what a misspelt MIG name is matched against.
+    mig_resources: Vec<String>,
 }
 
 /// `nvidia.com/mig-<g>g.<mem>gb` (MIG mixed strategy), e.g. `nvidia.com/mig-1g.5gb`.
@@ -59,7 +62,13 @@ impl GpuNames {
         GpuNames {
             extra,
             device_classes: Vec::new(),
+            mig_resources: Vec::new(),
         }
+    }
+
+    pub fn with_mig_resources(mut self, names: Vec<String>) -> Self {
+        self.mig_resources = names;
+        self
     }
 
     pub fn with_device_classes(mut self, classes: Vec<String>) -> Self {
@@ -99,11 +108,27 @@ impl GpuNames {
         self.classify(name) != GpuName::Other
     }
 
-    /// The known name closest to a misspelt one.
+    /// The known name closest to a misspelt one. A MIG name gets the one MIG resource within
+    /// two edits of it (`mig-3g.20gbx` → `nvidia.com/mig-3g.20gb`); when there is none, or two
+    /// as near, the pattern (which names no resource, so no fix is written from it).
     pub fn suggest(&self, name: &str) -> Option<String> {
         let lower = name.to_ascii_lowercase();
         if lower.contains("mig-") {
-            return Some("nvidia.com/mig-<g>g.<mem>gb (e.g. nvidia.com/mig-1g.5gb)".into());
+            let scored: Vec<(usize, &String)> = self
+                .mig_resources
+                .iter()
+                .map(|m| (strsim::damerau_levenshtein(&lower, m), m))
+                .collect();
+            let best = scored.iter().map(|(d, _)| *d).min();
+            let nearest: Vec<&String> = scored
+                .iter()
+                .filter(|(d, _)| Some(*d) == best && *d <= 2)
+                .map(|(_, m)| *m)
+                .collect();
+            return Some(match nearest.as_slice() {
+                [one] => (*one).clone(),
+                _ => "nvidia.com/mig-<g>g.<mem>gb (e.g. nvidia.com/mig-1g.5gb)".into(),
+            });
         }
         let candidates = KNOWN_GPU_RESOURCES
             .iter()
@@ -177,6 +202,28 @@ mod tests {
             Some("nvidia.com/gpu")
         );
         assert_eq!(names.suggest("amd/gpu").as_deref(), Some("amd.com/gpu"));
+    }
+
+    #[test]
+    fn a_misspelt_mig_name_gets_the_one_profile_near_it() {
+        let names = GpuNames::default().with_mig_resources(vec![
+            "nvidia.com/mig-1g.10gb".into(),
+            "nvidia.com/mig-3g.20gb".into(),
+            "nvidia.com/mig-3g.40gb".into(),
+        ]);
+        let pattern = "nvidia.com/mig-<g>g.<mem>gb (e.g. nvidia.com/mig-1g.5gb)";
+        let cases = [
+            ("nvidia.com/mig-3g.20gbx", "nvidia.com/mig-3g.20gb"),
+            ("NVIDIA.com/mig-1g.10GB", "nvidia.com/mig-1g.10gb"),
+            ("nvidia.com/mig-3g.40g", "nvidia.com/mig-3g.40gb"),
+            // As near to 3g.20gb as to 3g.40gb: no guess.
+            ("nvidia.com/mig-3g.30gb", pattern),
+            // Nothing within two edits.
+            ("nvidia.com/mig-big", pattern),
+        ];
+        for (name, want) in cases {
+            assert_eq!(names.suggest(name).as_deref(), Some(want), "{name}");
+        }
     }
 
     #[test]

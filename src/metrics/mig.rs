@@ -127,6 +127,25 @@ pub fn table() -> &'static [Model] {
     })
 }
 
+/// Every MIG resource the GPU operator's `mixed` strategy can advertise for the table's models:
+/// each profile, and each model's whole GPU (`nvidia.com/mig-7g.80gb`), sorted, no repeats.
+pub fn resource_names() -> Vec<String> {
+    let mut names: Vec<String> = table()
+        .iter()
+        .flat_map(|m| {
+            let whole = format!("{}g.{}gb", m.compute_slices, m.memory_gb);
+            m.profiles
+                .iter()
+                .map(|p| p.name.clone())
+                .chain(std::iter::once(whole))
+                .map(|p| format!("nvidia.com/mig-{p}"))
+        })
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
 /// Whether `needle` occurs in `hay` as whole words (`A30` in `NVIDIA A30`, not in `A3000`;
 /// `B200` not in `GB200`). Both lower case.
 fn contains_words(hay: &str, needle: &str) -> bool {

@@ -2,6 +2,7 @@
 //! `.gitignore` and the config's excludes, and `-` for stdin.
 
 use std::collections::BTreeSet;
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use crate::source::kustomize::{normalize, KUSTOMIZATION_FILE_NAMES};
@@ -75,35 +76,41 @@ fn walk(dir: &Path) -> ignore::WalkBuilder {
     builder
 }
 
-/// Every kustomization root under `dir` (walked like the manifests).
-fn roots_under(dir: &Path, config: &dyn Excludes, out: &mut Vec<PathBuf>) {
+/// Every kustomization root under `dir` (walked like the manifests), and every file the walk
+/// saw (so the index of what kustomizations read need not ask the file system whether a path
+/// they name is a folder).
+fn roots_under(dir: &Path, config: &dyn Excludes) -> (Vec<PathBuf>, HashSet<PathBuf>) {
     // In parallel (a monorepo's walk is thousands of folders of system calls), then sorted:
     // the order of roots stays the walk's sorted order.
-    let found = std::sync::Mutex::new(Vec::new());
+    let found = std::sync::Mutex::new((Vec::new(), HashSet::new()));
     walk(dir)
         .filter_entry(|e| e.file_name() != ".git")
         .build_parallel()
         .run(|| {
             Box::new(|entry| {
-                if let Ok(e) = entry {
-                    let p = e.path();
-                    if e.file_type().is_some_and(|t| t.is_file())
-                        && is_kustomization(p)
-                        && !config.is_excluded(p)
-                    {
-                        if let (Some(parent), Ok(mut found)) = (p.parent(), found.lock()) {
-                            found.push(normalize(parent));
-                        }
-                    }
+                let Ok(e) = entry else {
+                    return ignore::WalkState::Continue;
+                };
+                if !e.file_type().is_some_and(|t| t.is_file()) {
+                    return ignore::WalkState::Continue;
+                }
+                let p = e.path();
+                let root = (is_kustomization(p) && !config.is_excluded(p))
+                    .then(|| p.parent().map(normalize))
+                    .flatten();
+                if let Ok(mut found) = found.lock() {
+                    found.0.extend(root);
+                    // The walk's paths are `dir` (normalized) joined with names: normalized.
+                    found.1.insert(p.to_path_buf());
                 }
                 ignore::WalkState::Continue
             })
         });
-    let mut found = found
+    let (mut roots, files) = found
         .into_inner()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
-    found.sort();
-    out.extend(found);
+    roots.sort();
+    (roots, files)
 }
 
 /// Files to lint, in a deterministic order (command-line order, then sorted within a folder),
@@ -246,10 +253,10 @@ pub fn discover(paths: &[PathBuf], config: &dyn Excludes, repo_root: Option<&Pat
         None => Vec::new(),
     };
     if let (Some(start), false) = (start, inside.is_empty() || all_git_ignored(&inside)) {
-        let mut candidates = Vec::new();
-        roots_under(&start, config, &mut candidates);
+        let (candidates, files) = roots_under(&start, config);
         // Only the roots whose kustomization files lead to a named file (no render needed).
-        let candidates = crate::source::kustomize::roots_reading(&candidates, &inside, &start);
+        let candidates =
+            crate::source::kustomize::roots_reading(&candidates, &files, &inside, &start);
         for root in candidates {
             if !found.roots.contains(&root) {
                 found.conditional.insert(root.clone());

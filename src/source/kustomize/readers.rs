@@ -13,6 +13,8 @@
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
+use rayon::prelude::*;
+
 use super::kustomization::{is_remote, references};
 use super::{kustomization_file, normalize};
 use crate::source::yaml::Stream;
@@ -33,10 +35,16 @@ struct Reads {
 }
 
 /// The roots among `candidates` (absolute, normalized kustomization folders) whose render may
-/// read one of `named` (absolute, normalized files). Folders outside `boundary` are not read
+/// read one of `named` (absolute, normalized files). `files` are files the walk that found the
+/// candidates saw (a path among them is no folder). Folders outside `boundary` are not read
 /// (the renderer refuses them too).
-pub fn roots_reading(candidates: &[PathBuf], named: &[PathBuf], boundary: &Path) -> Vec<PathBuf> {
-    let Some(graph) = index(candidates, boundary) else {
+pub fn roots_reading(
+    candidates: &[PathBuf],
+    files: &HashSet<PathBuf>,
+    named: &[PathBuf],
+    boundary: &Path,
+) -> Vec<PathBuf> {
+    let Some(graph) = index(candidates, files, boundary) else {
         return candidates.to_vec();
     };
     let named: HashSet<&Path> = named.iter().map(PathBuf::as_path).collect();
@@ -69,12 +77,33 @@ pub fn roots_reading(candidates: &[PathBuf], named: &[PathBuf], boundary: &Path)
 }
 
 /// What every folder reachable from `candidates` reads; `None` when there are too many.
-fn index(candidates: &[PathBuf], boundary: &Path) -> Option<HashMap<PathBuf, Reads>> {
-    let mut graph: HashMap<PathBuf, Reads> = HashMap::new();
+fn index(
+    candidates: &[PathBuf],
+    files: &HashSet<PathBuf>,
+    boundary: &Path,
+) -> Option<HashMap<PathBuf, Reads>> {
+    if candidates.len() >= MAX_INDEXED {
+        return None;
+    }
     // Found by the walk, which follows no symlink: their files can be read without resolving
     // each folder of their paths again.
-    let walked: HashSet<&PathBuf> = candidates.iter().collect();
-    let mut todo: Vec<PathBuf> = candidates.to_vec();
+    let walked = Walked {
+        folders: candidates.iter().collect(),
+        files,
+    };
+    // The walked kustomizations, read and parsed in parallel: one small file each, but a
+    // monorepo has thousands, and they are most of the cost of linting one named file.
+    let mut graph: HashMap<PathBuf, Reads> = candidates
+        .par_iter()
+        .map(|dir| (dir.clone(), reads_of(dir, boundary, &walked)))
+        .collect();
+    // Folders they name that the walk did not find (ignored, or beside the walked tree).
+    let mut todo: Vec<PathBuf> = graph
+        .values()
+        .flat_map(|reads| &reads.folders)
+        .filter(|f| !graph.contains_key(*f))
+        .cloned()
+        .collect();
     while let Some(dir) = todo.pop() {
         if graph.contains_key(&dir) {
             continue;
@@ -95,13 +124,19 @@ fn index(candidates: &[PathBuf], boundary: &Path) -> Option<HashMap<PathBuf, Rea
     Some(graph)
 }
 
-fn reads_of(dir: &Path, boundary: &Path, walked: &HashSet<&PathBuf>) -> Reads {
+/// What the walk saw: kustomization folders, and files.
+struct Walked<'w> {
+    folders: HashSet<&'w PathBuf>,
+    files: &'w HashSet<PathBuf>,
+}
+
+fn reads_of(dir: &Path, boundary: &Path, walked: &Walked) -> Reads {
     let mut reads = Reads::default();
     if !dir.starts_with(boundary) {
         return reads;
     }
     let Some((file, bytes)) =
-        read_kustomization(dir, boundary, walked.contains(&dir.to_path_buf()))
+        read_kustomization(dir, boundary, walked.folders.contains(&dir.to_path_buf()))
     else {
         return reads; // not a kustomization: the render fails and reads nothing
     };
@@ -127,8 +162,12 @@ fn reads_of(dir: &Path, boundary: &Path, walked: &HashSet<&PathBuf>) -> Reads {
                 continue; // never fetched: the root fails to render
             }
             let path = normalize(&dir.join(r.written));
-            // A walked kustomization folder is a folder: no need to ask the file system.
-            if r.folder_ok && (walked.contains(&path) || path.is_dir()) {
+            // A walked kustomization folder is a folder, a walked file is none: no need to ask
+            // the file system (thousands of `stat`s in a monorepo).
+            let folder = r.folder_ok
+                && (walked.folders.contains(&path)
+                    || (!walked.files.contains(&path) && path.is_dir()));
+            if folder {
                 reads.folders.push(path);
             } else {
                 reads.files.push(path);
@@ -223,9 +262,30 @@ mod tests {
         .collect()
     }
 
+    /// Every file under `dir`, as the walk reports them.
+    fn files_under(dir: &Path, out: &mut HashSet<PathBuf>) {
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                files_under(&path, out);
+            } else {
+                out.insert(path);
+            }
+        }
+    }
+
+    /// The roots reading `named`, with the walk's files known and, as a check that knowing them
+    /// changes nothing, without.
     fn reading(root: &Path, named: &[&str]) -> Vec<String> {
         let named: Vec<PathBuf> = named.iter().map(|n| root.join(n)).collect();
-        roots_reading(&candidates(root), &named, root)
+        let mut files = HashSet::new();
+        files_under(root, &mut files);
+        let found = roots_reading(&candidates(root), &files, &named, root);
+        assert_eq!(
+            found,
+            roots_reading(&candidates(root), &HashSet::new(), &named, root)
+        );
+        found
             .iter()
             .map(|p| p.strip_prefix(root).unwrap_or(p).display().to_string())
             .collect()
@@ -292,7 +352,12 @@ mod tests {
         let (_tmp, root) = tree();
         // The boundary is `apps`: the bases are not read, so nothing reaches their files.
         let named = [root.join("bases/a/deploy.yaml")];
-        let found = roots_reading(&candidates(&root), &named, &root.join("apps"));
+        let found = roots_reading(
+            &candidates(&root),
+            &HashSet::new(),
+            &named,
+            &root.join("apps"),
+        );
         assert!(found.is_empty(), "{found:?}");
     }
 }
