@@ -261,7 +261,7 @@ PY
 }
 
 # ---------------------------------------------------------------------------------------
-# Prometheus for tests/prometheus.rs: Debian's `prometheus` package (prometheus + promtool
+# Prometheus for tests/integration/prometheus.rs: Debian's `prometheus` package (prometheus + promtool
 # in /usr/bin). Installed only when either binary is missing: `apt-get update` once, then
 # `apt-get install -y --no-install-recommends prometheus`. Needs root (or password-less
 # sudo). The package's postinst would start a system-wide Prometheus on :9090 through
@@ -321,7 +321,7 @@ gpulint_ensure_prometheus() {
 }
 
 # ---------------------------------------------------------------------------------------
-# A real browser and an XML schema validator for tests/reports.rs: Debian's `chromium` (the
+# A real browser and an XML schema validator for tests/integration/reports.rs: Debian's `chromium` (the
 # HTML report is opened headless: DOM dump, screenshot, console) and `libxml2-utils`
 # (`xmllint --schema` validates the JUnit output), installed system-wide with apt-get when
 # missing, like prometheus above.
@@ -374,7 +374,7 @@ gpulint_ensure_report_tools() {
 }
 
 # ---------------------------------------------------------------------------------------
-# pre-commit for tests/pre_commit.rs: the PyPI package `pre-commit` (pinned) in its own venv,
+# pre-commit for tests/integration/pre_commit.rs: the PyPI package `pre-commit` (pinned) in its own venv,
 # $GPULINT_CACHE/venv-pre-commit, (re)installed when missing, broken or of another version.
 # Exported afterwards:
 #   GPULINT_PRE_COMMIT  absolute path of the pre-commit executable
@@ -415,7 +415,7 @@ gpulint_ensure_pre_commit() {
 }
 
 # ---------------------------------------------------------------------------------------
-# zizmor for tests/action.rs: the PyPI package `zizmor` (pinned; a static analyser of GitHub
+# zizmor for tests/integration/action.rs: the PyPI package `zizmor` (pinned; a static analyser of GitHub
 # Actions workflows and actions) in its own venv, $GPULINT_CACHE/venv-zizmor, (re)installed
 # when missing, broken or of another version. The test runs it `--offline`.
 # Exported afterwards:
@@ -457,7 +457,7 @@ gpulint_ensure_zizmor() {
 }
 
 # ---------------------------------------------------------------------------------------
-# A Helm engine for tests/helm.rs. There is no `helm` binary on the test machines; the PyPI
+# A Helm engine for tests/integration/helm.rs. There is no `helm` binary on the test machines; the PyPI
 # wheel helm-python-sdk (pinned) bundles the Helm v4 Go SDK (libhelm_c.so). It lives in its
 # own venv, $GPULINT_CACHE/venv-helm (with pyyaml for values files), (re)installed when
 # missing, broken or of another version. scripts/helm-sdk is an adapter that behaves like

@@ -1,7 +1,7 @@
 //! gpulint: a GPU-aware linter for Kubernetes manifest repositories.
 //!
 //! The pipeline (see ARCHITECTURE.md at the repository root, whose "Layers" list
-//! `tests/layers.rs` checks every import against): `source` finds, parses and renders inputs
+//! `tests/integration/layers.rs` checks every import against): `source` finds, parses and renders inputs
 //! into span-aware YAML, `k8s` gives a typed view of workloads, `metrics` says what was
 //! measured, `rules` checks them and builds fixes from `edit`, `config` is the repository's
 //! `.gpulint.yaml`, `lint` runs the rules, `fix` writes fixes at the origin, `report` prints the

@@ -3,7 +3,7 @@
 //! In process: `Stream::parse_bytes`, `objects`, `Workload::of` with the built-in catalogue,
 //! `rules::check_workload` and `Config::parse`; then from a file: `Linter::run` and every report
 //! renderer (human, JSON, SARIF, GitHub, inventory) and the fixer's plan. Any panic is a crash; so is a span, offset,
-//! line or column outside the file (the same invariants as `tests/no_panic.rs`).
+//! line or column outside the file (the same invariants as `tests/integration/no_panic.rs`).
 
 #![no_main]
 

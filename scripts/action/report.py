@@ -10,7 +10,7 @@ one gpulint run means one Prometheus query (a second run would query again, and 
 could differ between the two), one `--changed-since` comparison, and `--fix --commit` fixing
 and reporting in the same run; the annotations and the table then come from the same
 findings and cannot disagree. The github format is small and documented (README, "Output
-contracts"); tests/action.rs checks these annotations are byte for byte what
+contracts"); tests/integration/action.rs checks these annotations are byte for byte what
 `gpulint --format github` prints. Doing it here also lets every line be redacted.
 
 Untrusted text (messages and paths come from the linted manifests) is escaped everywhere:

@@ -224,7 +224,7 @@ html_output() {
 
 rightsize_branch="gpulint/rightsize"
 # The rules judged against measurements (MEASURED_RULES in src/rules/headroom.rs; a test in
-# tests/action.rs keeps the two lists equal): the pull request changes what was measured only.
+# tests/integration/action.rs keeps the two lists equal): the pull request changes what was measured only.
 measured_rules="MEM001,MEM002,MEM003,MEM004,MEM005,CPU001,GPU010,GPU011,GPU013,GPU014,GPU015,MET001"
 
 # gh with the token in its environment only.

@@ -1,0 +1,165 @@
+//! Resource bombs and bounds from a hostile pull request (issue 10): each input must end quickly
+//! with an input error that names the file and line, never run for minutes or eat gigabytes.
+
+use std::path::Path;
+
+use std::time::Duration;
+
+use crate::support::common::{gpulint, run_within};
+
+/// Runs gpulint in `dir`; a run past `limit` is killed and fails the test. Returns the exit
+/// code and stdout followed by stderr.
+fn gpulint_within(dir: &Path, args: &[&str], limit: Duration) -> (i32, String) {
+    let out = run_within(gpulint().current_dir(dir).args(args), limit);
+    (out.code, out.stdout + &out.stderr)
+}
+
+fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+/// 2,000 documents, each expanding its aliases to about 80,000 nodes: under a per-document
+/// budget this took 64 s and 8 GB; the per-file budget stops it at the first document.
+#[test]
+fn alias_bomb_spread_over_documents_is_an_error_quickly() {
+    let repo = tempfile::tempdir().unwrap();
+    let doc = "a: &a [x, x, x, x, x, x, x, x, x, x]\n\
+               b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n\
+               c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\n\
+               d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]\n\
+               e: [*d, *d, *d, *d, *d, *d, *d]\n";
+    write(
+        &repo.path().join("bomb.yaml"),
+        &vec![doc; 2000].join("---\n"),
+    );
+    let (code, out) = gpulint_within(repo.path(), &["."], Duration::from_secs(60));
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("possible alias bomb"), "{out}");
+    assert!(out.contains("bomb.yaml:11:5"), "{out}");
+}
+
+/// A second `limits:` in the same mapping must not silently hide the first (the API server's
+/// strict decoding rejects it): an input error naming both lines.
+#[test]
+fn duplicate_mapping_keys_are_an_input_error_naming_both_lines() {
+    let repo = tempfile::tempdir().unwrap();
+    write(
+        &repo.path().join("deploy.yaml"),
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: train\nspec:\n  template:\n    spec:\n      \
+         containers:\n        - name: train\n          image: train:1\n          resources:\n            \
+         limits:\n              nvidia.com/gpu: 1\n            requests:\n              cpu: 1\n            \
+         limits:\n              cpu: 2\n",
+    );
+    let (code, out) = gpulint_within(repo.path(), &["."], Duration::from_secs(60));
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains("duplicate mapping key 'limits' at line 16 (first at line 12)"),
+        "{out}"
+    );
+    assert!(out.contains("deploy.yaml:16:13"), "{out}");
+}
+
+/// A Kustomize diamond: `levels` levels, each including the next twice under two name prefixes,
+/// over one ConfigMap: 2^levels objects from 3 * levels + 2 tiny files.
+fn diamond(root: &Path, levels: usize) {
+    for i in 0..levels {
+        write(
+            &root.join(format!("l{i}/kustomization.yaml")),
+            "resources:\n- x\n- y\n",
+        );
+        for side in ["x", "y"] {
+            write(
+                &root.join(format!("l{i}/{side}/kustomization.yaml")),
+                &format!("namePrefix: {side}-\nresources:\n- ../../l{}\n", i + 1),
+            );
+        }
+    }
+    write(
+        &root.join(format!("l{levels}/kustomization.yaml")),
+        "resources:\n- cm.yaml\n",
+    );
+    write(
+        &root.join(format!("l{levels}/cm.yaml")),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n",
+    );
+}
+
+/// 47 tiny files: 15 levels, each including the next twice, expand to 32,768 objects (58 s and
+/// 500 MB before). Bases are built once and the object cap makes it an error at its line.
+#[test]
+fn kustomize_diamond_hits_the_object_cap_quickly() {
+    let repo = tempfile::tempdir().unwrap();
+    let root = repo.path();
+    diamond(root, 15);
+    let (code, out) = gpulint_within(root, &["l0"], Duration::from_secs(60));
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains("more than the 10000 a render may hold")
+            && out.contains("--max-render-objects raises the cap"),
+        "{out}"
+    );
+    assert!(out.contains("l1/kustomization.yaml:3:3"), "{out}");
+}
+
+/// The cap is the command line's to move, both ways: a user with a big legitimate render raises
+/// it, a cautious CI lowers it.
+#[test]
+fn the_command_line_moves_the_object_cap() {
+    let repo = tempfile::tempdir().unwrap();
+    let root = repo.path();
+    diamond(root, 14); // 16,384 objects
+    let (code, out) = gpulint_within(
+        root,
+        &["render", "l0", "--max-render-objects", "20000"],
+        Duration::from_secs(120),
+    );
+    assert_eq!(code, 0, "{}", &out[..out.len().min(2000)]);
+    assert_eq!(out.matches("kind: ConfigMap").count(), 16_384);
+    let (code, out) = gpulint_within(
+        root,
+        &["l12", "--max-render-objects", "3"],
+        Duration::from_secs(60),
+    );
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("more than the 3 a render may hold"), "{out}");
+    let (code, out) = gpulint_within(
+        root,
+        &["l13", "--max-render-objects", "0"],
+        Duration::from_secs(60),
+    );
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("--max-render-objects"), "{out}");
+}
+
+/// Names with terminal escape sequences (a title change, a screen clear, a bidi override) are
+/// printed escaped in every output, never raw.
+#[test]
+fn control_characters_in_names_are_escaped_in_every_output() {
+    let repo = tempfile::tempdir().unwrap();
+    write(
+        &repo.path().join("d.yaml"),
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: \"train\\e]0;pwned\\a\"\nspec:\n  \
+         template:\n    spec:\n      containers:\n        - name: \"gpu\\e[2J\\u202Ex\\x9b\"\n          \
+         image: train:1\n          resources:\n            requests:\n              nvidia.com/gpu: 1\n",
+    );
+    let raw = |s: &str| {
+        s.chars()
+            .any(|c| matches!(c, '\u{1b}' | '\u{7}' | '\u{9b}' | '\u{202E}'))
+    };
+    for args in [
+        &["--format", "human", "."][..],
+        &["--format", "github", "."],
+        &["--format", "json", "."],
+        &["--format", "sarif", "."],
+        &["inventory", "."],
+    ] {
+        let (code_1, out) = gpulint_within(repo.path(), args, Duration::from_secs(300));
+        assert_eq!(code_1, i32::from(args[0] != "inventory"), "{out}");
+        assert!(out.contains("gpu"), "{args:?}: {out}");
+        assert!(
+            !raw(&out),
+            "{args:?} printed a control character raw:\n{out}"
+        );
+    }
+}

@@ -1,0 +1,41 @@
+//! The integration tests: one crate, so one binary to build and link, with a module per
+//! area. They run the gpulint binary (`support::common::gpulint()`, with a clean
+//! environment) against real oracles: git, kubectl kustomize, Helm, Prometheus, pre-commit,
+//! Chromium, the SARIF Multitool. `support/` holds what they share.
+
+mod support;
+
+mod action;
+mod changed;
+mod cli;
+mod corpus;
+mod fit;
+mod fix;
+mod fix_props;
+mod gpu_sizing;
+mod helm;
+mod helm_argo;
+mod helm_lint;
+mod helm_prometheus;
+mod hostile_bounds;
+#[cfg(unix)]
+mod hostile_exec;
+mod hostile_secrets;
+#[cfg(unix)]
+mod hostile_writes;
+mod inventory;
+mod kustomize_conformance;
+mod kustomize_lint;
+mod kustomize_oracle;
+mod layers;
+mod metrics;
+mod monorepo;
+mod no_panic;
+mod oom;
+mod pre_commit;
+mod prometheus;
+mod prometheus_scale;
+mod registry;
+mod reports;
+mod rule_fixtures;
+mod rules_fixable;
