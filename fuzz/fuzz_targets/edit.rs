@@ -112,7 +112,7 @@ fuzz_target!(|data: &[u8]| {
         let state = cell.get_or_insert_with(State::new);
         std::fs::write(&state.file, text).expect("write the case file");
         let run = state.linter.run(std::slice::from_ref(&state.dir));
-        let plan = gpulint::fix::apply::plan(&state.linter, &run, true);
+        let plan = gpulint::fix::plan::plan(&state.linter, &run, true);
         for file in &plan.files {
             let fixed = Stream::parse(&file.fixed);
             assert!(

@@ -167,7 +167,7 @@ fuzz_target!(|data: &[u8]| {
         check_run(&run);
         render(&run, &state.linter);
         // The fixer's plan (nothing is written).
-        let plan = gpulint::fix::apply::plan(&state.linter, &run, true);
+        let plan = gpulint::fix::plan::plan(&state.linter, &run, true);
         let _ = gpulint::fix::patch::diff(&plan);
     });
 });

@@ -89,14 +89,14 @@ pub fn find_file(files: &[SourceFile], path: &Path) -> Option<usize> {
     })
 }
 
-/// The run index of the file at `path`, reading it (as a support file) when the run does not
-/// have it yet.
-pub fn file_index(files: &mut Vec<SourceFile>, path: &Path) -> Option<usize> {
+/// The run index of the file at `path`, reading it (as a support file, through the repository
+/// boundary `root`) when the run does not have it yet.
+pub fn file_index(files: &mut Vec<SourceFile>, path: &Path, root: &Path) -> Option<usize> {
     if let Some(found) = find_file(files, path) {
         return Some(found);
     }
     let wanted = normalize(path);
-    let bytes = std::fs::read(&wanted).ok()?;
+    let bytes = crate::source::repo::read_file(&wanted, Some(root)).ok()?;
     files.push(SourceFile {
         name: display_path(&wanted),
         input: Input::File(wanted),

@@ -137,6 +137,49 @@ pub fn resolve_inside(path: &Path, root: Option<&Path>) -> Result<PathBuf, Refus
     Ok(real)
 }
 
+/// The first symlink under `dir` that leads outside `root` (or nowhere), with why: a folder
+/// handed whole to another program (a chart to Helm, which follows symlinks) must not make it
+/// read outside the repository. Nothing is followed while looking; more than
+/// [`MAX_TREE_ENTRIES`] entries is refused too.
+pub fn symlink_leaving(dir: &Path, root: &Path) -> Option<(PathBuf, Refused)> {
+    let mut todo = vec![dir.to_path_buf()];
+    let mut seen = 0usize;
+    while let Some(folder) = todo.pop() {
+        let entries = match std::fs::read_dir(&folder) {
+            Ok(entries) => entries,
+            Err(e) => return Some((folder, Refused::Io(e))),
+        };
+        for entry in entries {
+            let entry = match entry {
+                Ok(entry) => entry,
+                Err(e) => return Some((folder, Refused::Io(e))),
+            };
+            seen += 1;
+            if seen > MAX_TREE_ENTRIES {
+                let too_many = std::io::Error::other(format!(
+                    "more than {MAX_TREE_ENTRIES} files and folders"
+                ));
+                return Some((dir.to_path_buf(), Refused::Io(too_many)));
+            }
+            let path = entry.path();
+            match entry.file_type() {
+                Ok(t) if t.is_symlink() => {
+                    if let Err(refused) = resolve_inside(&path, Some(root)) {
+                        return Some((path, refused));
+                    }
+                }
+                Ok(t) if t.is_dir() => todo.push(path),
+                Ok(_) => {}
+                Err(e) => return Some((path, Refused::Io(e))),
+            }
+        }
+    }
+    None
+}
+
+/// Files and folders [`symlink_leaving`] looks at before it gives up (a chart has tens).
+pub const MAX_TREE_ENTRIES: usize = 10_000;
+
 /// Whether `path` is, symlinks followed, a regular file inside `root` of at most
 /// [`MAX_FILE_BYTES`]; its real path. Never opens it.
 pub fn check_file(path: &Path, root: Option<&Path>) -> Result<PathBuf, Refused> {
@@ -244,6 +287,31 @@ pub fn relative_to(path: &Path, root: &Path) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn a_symlink_leaving_the_tree_is_found_one_inside_is_not() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("repo");
+        let chart = root.join("charts/c");
+        std::fs::create_dir_all(chart.join("templates")).unwrap();
+        std::fs::write(root.join("shared.yaml"), "a: 1\n").unwrap();
+        std::fs::write(tmp.path().join("outside.yaml"), "b: 2\n").unwrap();
+        let link = |target: &Path, name: &str| {
+            std::os::unix::fs::symlink(target, chart.join("templates").join(name)).unwrap()
+        };
+        // Inside the repository: Helm may follow it.
+        link(&root.join("shared.yaml"), "shared.yaml");
+        assert!(symlink_leaving(&chart, &root).is_none());
+        // Outside, and dangling: refused, at the link.
+        link(&tmp.path().join("outside.yaml"), "leak.yaml");
+        let (at, why) = symlink_leaving(&chart, &root).unwrap();
+        assert_eq!(at, chart.join("templates/leak.yaml"));
+        assert!(matches!(why, Refused::Outside { .. }), "{why}");
+        std::fs::remove_file(chart.join("templates/leak.yaml")).unwrap();
+        link(&tmp.path().join("gone.yaml"), "gone.yaml");
+        assert!(symlink_leaving(&chart, &root).is_some());
+    }
 
     #[test]
     fn the_repository_is_the_nearest_git_folder_else_the_folder() {

@@ -528,7 +528,26 @@ pub fn build_helm(
     }
     let releases = declared.releases;
     let mut units = Vec::new();
+    // Helm follows symlinks in a chart folder: one that leaves the repository would have it
+    // read (and print) a file outside. Checked once per chart, before any render.
+    let mut escapes: HashMap<PathBuf, Option<(PathBuf, crate::source::repo::Refused)>> =
+        HashMap::new();
     for release in releases {
+        let escape = escapes
+            .entry(normalize(&release.chart))
+            .or_insert_with(|| crate::source::repo::symlink_leaving(&release.chart, repo_root));
+        if let Some((link, refused)) = escape {
+            errors.push(InputError {
+                source: None,
+                file: display_path(link),
+                line: 0,
+                column: 0,
+                message: format!(
+                    "helm: the chart is not rendered: {refused} (Helm would follow it)"
+                ),
+            });
+            continue;
+        }
         let name = format!(
             "release {} of {}",
             release.name,
@@ -547,18 +566,19 @@ pub fn build_helm(
                 continue;
             }
         };
-        let Some(chart_file) = file_index(files, &release.chart.join("Chart.yaml")) else {
+        let Some(chart_file) = file_index(files, &release.chart.join("Chart.yaml"), repo_root)
+        else {
             continue;
         };
         // Templates and values files: findings are placed in them.
         for template in rendered.templates.iter().flatten() {
             if let Some((_, rest)) = template.split_once('/') {
-                file_index(files, &release.chart.join(rest));
+                file_index(files, &release.chart.join(rest), repo_root);
             }
         }
-        file_index(files, &release.chart.join("values.yaml"));
+        file_index(files, &release.chart.join("values.yaml"), repo_root);
         for source in &release.values {
-            file_index(files, source.file());
+            file_index(files, source.file(), repo_root);
         }
         units.push(HelmUnit {
             name,

@@ -518,3 +518,42 @@ fn a_huge_answer_is_refused_at_the_cap_without_reading_it_whole() {
     let sent = server.streamed.load(Ordering::SeqCst);
     assert!(sent < 32 * 1024 * 1024, "{sent} bytes were sent");
 }
+
+/// A chart whose template is a symlink to a file outside the repository: Helm follows symlinks
+/// in a chart folder, and gpulint showed the lines around a finding from that file (a secret
+/// next to a `resources:` block reached the CI log). The chart is refused before Helm runs,
+/// at the link, and nothing of the file is printed; the rest of the repository is still linted.
+#[cfg(unix)]
+#[test]
+fn a_chart_symlink_leaving_the_repository_is_not_followed() {
+    let tmp = repo(&[
+        (
+            "charts/c/Chart.yaml",
+            "apiVersion: v2\nname: c\nversion: 0.1.0\n",
+        ),
+        ("charts/c/values.yaml", "replicas: 1\n"),
+    ]);
+    let ws = tmp.path().join("repo");
+    let outside = tmp.path().join("outside-deploy.yaml");
+    std::fs::write(
+        &outside,
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: leak\nspec:\n  template:\n    spec:\n      containers:\n        - name: c\n          image: x\n          # SECRET-TOKEN-4242\n          resources:\n            requests:\n              nvidia.com/gpu: 1\n",
+    )
+    .expect("write");
+    std::fs::create_dir_all(ws.join("charts/c/templates")).expect("mkdir");
+    std::os::unix::fs::symlink(&outside, ws.join("charts/c/templates/deploy.yaml"))
+        .expect("symlink");
+    let helm = crate::support::common::helm();
+    let out = gpulint_clean(&ws, &["--helm", helm.to_str().expect("utf-8"), "."], &[]);
+    let all = text(&out);
+    assert!(!all.contains("SECRET-TOKEN-4242"), "{all}");
+    assert!(
+        all.contains("charts/c/templates/deploy.yaml")
+            && all.contains("the chart is not rendered")
+            && all.contains("outside"),
+        "{all}"
+    );
+    // The plain manifest beside the chart is still linted; the refusal is an input error.
+    assert!(all.contains("in 1 file(s); 1 input error(s)"), "{all}");
+    assert_eq!(out.code, 2, "{all}");
+}
