@@ -1,6 +1,8 @@
 //! Fixes in a plain file: the rule's edits, applied to the file's text together when they do not
 //! overlap, and verified by parsing the result again (only the intended fields may change).
 
+use std::sync::Arc;
+
 use crate::edit::{apply, overlaps, verify, Fix};
 use crate::lint::Linter;
 use crate::rules::{Finding, RepoFacts};
@@ -18,7 +20,8 @@ pub(super) struct FileTarget<'f> {
     index: usize,
     file: &'f SourceFile,
     text: String,
-    stream: Stream,
+    /// The parse of `text` (shared with the relint, not copied).
+    stream: Arc<Stream>,
     applied: Vec<AppliedFix>,
 }
 
@@ -39,7 +42,7 @@ impl<'f> FileTarget<'f> {
             index,
             file,
             text: file.stream.text.to_string(),
-            stream: (*file.stream).clone(),
+            stream: file.stream.clone(),
             applied: Vec::new(),
         })
     }
@@ -113,7 +116,7 @@ impl Target for FileTarget<'_> {
                 .push(AppliedFix::of(f, line, f.object.display_name()));
         }
         self.text = fixed;
-        self.stream = stream;
+        self.stream = Arc::new(stream);
         used.len()
     }
 
@@ -121,7 +124,7 @@ impl Target for FileTarget<'_> {
         let relinted = SourceFile {
             input: self.file.input.clone(),
             name: self.file.name.clone(),
-            stream: std::sync::Arc::new(self.stream.clone()),
+            stream: self.stream.clone(),
             role: self.file.role,
         };
         self.linter.lint_file(self.facts, self.index, &relinted)

@@ -12,6 +12,8 @@
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
+use rayon::prelude::*;
+
 use super::error::FixError;
 use super::file::FileTarget;
 use super::helm::HelmTarget;
@@ -178,17 +180,11 @@ fn fix_in_rounds(
 }
 
 /// The fixable findings of one origin; counts those left out for being unsafe.
-fn fixable_of(
-    run: &Run,
-    unsafe_fixes: bool,
-    plan: &mut FixPlan,
-    of: impl Fn(&Finding) -> bool,
-) -> Vec<Finding> {
-    let findings = run.findings.iter().filter(|f| of(f));
+fn fixable_of(findings: &[&Finding], unsafe_fixes: bool, plan: &mut FixPlan) -> Vec<Finding> {
     let mut fixable = Vec::new();
     for f in findings {
         if allowed(f, unsafe_fixes) {
-            fixable.push(f.clone());
+            fixable.push((*f).clone());
         } else if f.suppression.is_none()
             && f.fix
                 .as_ref()
@@ -200,28 +196,68 @@ fn fixable_of(
     fixable
 }
 
+/// The run's findings by origin: per plain file, per Kustomize unit, per Helm release (one
+/// pass, so a run with thousands of files does not scan every finding once per file).
+struct ByOrigin<'r> {
+    files: Vec<Vec<&'r Finding>>,
+    units: Vec<Vec<&'r Finding>>,
+    releases: Vec<Vec<&'r Finding>>,
+}
+
+impl<'r> ByOrigin<'r> {
+    fn of(run: &'r Run) -> Self {
+        let mut by = ByOrigin {
+            files: vec![Vec::new(); run.files.len()],
+            units: vec![Vec::new(); run.units.len()],
+            releases: vec![Vec::new(); run.releases.len()],
+        };
+        for f in &run.findings {
+            let slot = match f.origin {
+                Origin::File => by.files.get_mut(f.file),
+                Origin::Kustomize(i) => by.units.get_mut(i),
+                Origin::Helm(i) => by.releases.get_mut(i),
+            };
+            if let Some(slot) = slot {
+                slot.push(f);
+            }
+        }
+        by
+    }
+}
+
 /// Computes the fixed text of every file the run's fixable findings touch: plain files first,
 /// then Kustomize units, then Helm releases, each fixed in rounds.
 pub fn plan(linter: &Linter, run: &Run, unsafe_fixes: bool) -> FixPlan {
     let facts = repo_facts(&run.files, &run.units, &run.releases);
+    let by_origin = ByOrigin::of(run);
+    // Plain files are independent of each other: planned on every core, merged in file order.
+    let per_file: Vec<FixPlan> = run
+        .files
+        .par_iter()
+        .enumerate()
+        .map(|(index, file)| {
+            let mut part = FixPlan::default();
+            let fixable = fixable_of(&by_origin.files[index], unsafe_fixes, &mut part);
+            if fixable.is_empty() {
+                return part;
+            }
+            match FileTarget::new(linter, &facts, index, file) {
+                Some(target) => fix_in_rounds(target, fixable, unsafe_fixes, &mut part),
+                None => part.stdin_fixable += fixable.len(),
+            }
+            part
+        })
+        .collect();
     let mut plan = FixPlan::default();
-    for (index, file) in run.files.iter().enumerate() {
-        let fixable = fixable_of(run, unsafe_fixes, &mut plan, |f| {
-            f.origin == Origin::File && f.file == index
-        });
-        if fixable.is_empty() {
-            continue;
-        }
-        match FileTarget::new(linter, &facts, index, file) {
-            Some(target) => fix_in_rounds(target, fixable, unsafe_fixes, &mut plan),
-            None => plan.stdin_fixable += fixable.len(),
-        }
+    for part in per_file {
+        plan.files.extend(part.files);
+        plan.rejected.extend(part.rejected);
+        plan.stdin_fixable += part.stdin_fixable;
+        plan.unsafe_skipped += part.unsafe_skipped;
     }
     let mut readers = None;
     for (index, unit) in run.units.iter().enumerate() {
-        let fixable = fixable_of(run, unsafe_fixes, &mut plan, |f| {
-            f.origin == Origin::Kustomize(index)
-        });
+        let fixable = fixable_of(&by_origin.units[index], unsafe_fixes, &mut plan);
         if fixable.is_empty() {
             continue;
         }
@@ -232,9 +268,7 @@ pub fn plan(linter: &Linter, run: &Run, unsafe_fixes: bool) -> FixPlan {
     }
     if let Some(engine) = &linter.helm {
         for (index, unit) in run.releases.iter().enumerate() {
-            let fixable = fixable_of(run, unsafe_fixes, &mut plan, |f| {
-                f.origin == Origin::Helm(index)
-            });
+            let fixable = fixable_of(&by_origin.releases[index], unsafe_fixes, &mut plan);
             if fixable.is_empty() {
                 continue;
             }
