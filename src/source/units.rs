@@ -483,6 +483,14 @@ pub fn render_chart(
     let chart = normalize(chart);
     let declared =
         helm::declared_releases(std::slice::from_ref(&chart), &[], config_charts, repo_root);
+    // No manifest declares it here: an error is about the chart itself (a symlink leaving the
+    // repository), and nothing of it is rendered.
+    if let Some(e) = declared.errors.into_iter().next() {
+        return Err(helm::HelmError::Refused {
+            file: e.file,
+            message: e.message,
+        });
+    }
     let mut out = String::new();
     for release in declared
         .releases
@@ -528,26 +536,7 @@ pub fn build_helm(
     }
     let releases = declared.releases;
     let mut units = Vec::new();
-    // Helm follows symlinks in a chart folder: one that leaves the repository would have it
-    // read (and print) a file outside. Checked once per chart, before any render.
-    let mut escapes: HashMap<PathBuf, Option<(PathBuf, crate::source::repo::Refused)>> =
-        HashMap::new();
     for release in releases {
-        let escape = escapes
-            .entry(normalize(&release.chart))
-            .or_insert_with(|| crate::source::repo::symlink_leaving(&release.chart, repo_root));
-        if let Some((link, refused)) = escape {
-            errors.push(InputError {
-                source: None,
-                file: display_path(link),
-                line: 0,
-                column: 0,
-                message: format!(
-                    "helm: the chart is not rendered: {refused} (Helm would follow it)"
-                ),
-            });
-            continue;
-        }
         let name = format!(
             "release {} of {}",
             release.name,

@@ -556,4 +556,21 @@ fn a_chart_symlink_leaving_the_repository_is_not_followed() {
     // The plain manifest beside the chart is still linted; the refusal is an input error.
     assert!(all.contains("in 1 file(s); 1 input error(s)"), "{all}");
     assert_eq!(out.code, 2, "{all}");
+    // `gpulint render` of the chart refuses it the same way, before Helm runs.
+    let out = gpulint_clean(
+        &ws,
+        &[
+            "render",
+            "--helm",
+            helm.to_str().expect("utf-8"),
+            "charts/c",
+        ],
+        &[],
+    );
+    let all = text(&out);
+    assert!(!all.contains("SECRET-TOKEN-4242"), "{all}");
+    assert!(
+        all.contains("the chart is not rendered") && out.code != 0,
+        "{all}"
+    );
 }

@@ -286,6 +286,9 @@ pub enum HelmError {
         release: String,
         message: String,
     },
+    /// The chart or its declaration is not rendered (e.g. a symlink leaving the repository).
+    #[error("{}: {message}", file.display())]
+    Refused { file: PathBuf, message: String },
     #[error("{what}: {source}")]
     Io {
         what: String,

@@ -2,12 +2,13 @@
 //! config's `charts:` entries, with their values files and `--set` parameters resolved inside the
 //! repository; a chart nobody declares is rendered once with its defaults.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Component, Path, PathBuf};
 
 use serde_json::Value as Json;
 
 use super::{is_chart, parse_set_name, typed_set_value, Parameter, Release, SetKind, ValuesSource};
+use crate::source::repo::symlink_leaving;
 use crate::source::yaml::{Node, ScalarKind, Stream};
 
 /// One `charts:` entry: a release of a chart in the repository.
@@ -591,6 +592,27 @@ pub fn declared_releases(
             });
         }
     }
+    // Helm follows symlinks inside a chart folder: one that leaves the repository would have it
+    // read (and gpulint show) a file outside. Such a chart is not rendered, whatever declares it.
+    let mut escaping: HashMap<PathBuf, bool> = HashMap::new();
+    for release in &out {
+        escaping
+            .entry(index.key(&release.chart))
+            .or_insert_with(|| {
+                let Some((link, refused)) = symlink_leaving(&release.chart, repo_root) else {
+                    return false;
+                };
+                errors.push(DeclarationError {
+                    file: link,
+                    offset: 0,
+                    line: 0,
+                    column: 0,
+                    message: format!("the chart is not rendered: {refused} (Helm would follow it)"),
+                });
+                true
+            });
+    }
+    out.retain(|release| escaping.get(&index.key(&release.chart)) != Some(&true));
     Declared {
         releases: out,
         errors,
