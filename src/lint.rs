@@ -361,6 +361,69 @@ impl Linter {
         }
     }
 
+    /// The run again after `--fix` changed the files at `changed`: only those files are read and
+    /// linted again when that cannot change any other finding, else the whole input (`paths`).
+    pub fn relint(&self, run: Run, changed: &[PathBuf], paths: &[PathBuf]) -> Run {
+        match self.relint_plain_files(run, changed) {
+            Ok(run) => run,
+            Err(NeedsWholeRun) => self.run(paths),
+        }
+    }
+
+    /// Re-reads and lints the changed files alone. Another file's findings depend on a changed
+    /// file only through renders that read it and through the repo facts, so this holds when
+    /// every changed file is a plain manifest of the run (no render reads it) whose own facts
+    /// are the same before and after. A parse error before or after (whose place in the errors
+    /// follows the whole load) or a file gone also asks for the whole run.
+    fn relint_plain_files(&self, mut run: Run, changed: &[PathBuf]) -> Result<Run, NeedsWholeRun> {
+        let by_path: HashMap<&std::path::Path, usize> = run
+            .files
+            .iter()
+            .enumerate()
+            .filter_map(|(i, f)| match &f.input {
+                Input::File(p) if f.role == FileRole::Plain => Some((p.as_path(), i)),
+                _ => None,
+            })
+            .collect();
+        let indices: BTreeSet<usize> = changed
+            .iter()
+            .map(|p| by_path.get(p.as_path()).copied().ok_or(NeedsWholeRun))
+            .collect::<Result<_, _>>()?;
+        let reloaded: Vec<(usize, SourceFile)> = indices
+            .par_iter()
+            .map(|&i| {
+                let file = load_input(run.files[i].input.clone()).map_err(|_| NeedsWholeRun)?;
+                Ok((i, file))
+            })
+            .collect::<Result<_, NeedsWholeRun>>()?;
+        let before = || indices.iter().map(|&i| &run.files[i]);
+        let after = || reloaded.iter().map(|(_, f)| f);
+        if before().chain(after()).any(|f| f.stream.error.is_some())
+            || facts_of(before().flat_map(roots_of)) != facts_of(after().flat_map(roots_of))
+        {
+            return Err(NeedsWholeRun);
+        }
+        for (i, mut file) in reloaded {
+            file.role = run.files[i].role;
+            run.files[i] = file;
+        }
+        let facts = repo_facts(&run.files, &run.units, &run.releases);
+        let fresh: Vec<Finding> = indices
+            .par_iter()
+            .flat_map_iter(|&i| self.lint_file(&facts, i, &run.files[i]))
+            .collect();
+        // A whole run lists plain files' findings first, by file, then the renders'.
+        let (mut of_files, of_renders): (Vec<Finding>, Vec<Finding>) =
+            std::mem::take(&mut run.findings)
+                .into_iter()
+                .filter(|f| !(f.origin == Origin::File && indices.contains(&f.file)))
+                .partition(|f| f.origin == Origin::File);
+        of_files.extend(fresh);
+        of_files.sort_by_key(|f| f.file);
+        run.findings = of_files.into_iter().chain(of_renders).collect();
+        Ok(run)
+    }
+
     /// Lints a rendered Helm release. A finding on a value that comes from the values lands on
     /// that values leaf (the file a fix edits); otherwise on the template line that writes the
     /// field (see `HelmUnit::location`).
@@ -607,6 +670,9 @@ impl Linter {
     }
 }
 
+/// A re-lint that cannot be limited to the changed files.
+struct NeedsWholeRun;
+
 /// What `Linter::load` read: the files, the rendered units, and the errors.
 pub struct Loaded {
     pub files: Vec<SourceFile>,
@@ -619,7 +685,6 @@ pub struct Loaded {
 /// Objects rules look across files for (Kueue queues, quotas and flavors, Namespaces, DRA
 /// claims) defined anywhere in the input: plain files as written, renders as rendered.
 pub fn repo_facts(files: &[SourceFile], units: &[RenderUnit], releases: &[HelmUnit]) -> RepoFacts {
-    let mut facts = RepoFacts::default();
     let plain = files
         .iter()
         .filter(|f| f.role == FileRole::Plain)
@@ -628,7 +693,17 @@ pub fn repo_facts(files: &[SourceFile], units: &[RenderUnit], releases: &[HelmUn
     let charts = releases
         .iter()
         .flat_map(|r| r.rendered.stream.documents.iter().map(|d| &d.root));
-    for root in plain.chain(rendered).chain(charts) {
+    facts_of(plain.chain(rendered).chain(charts))
+}
+
+fn roots_of(file: &SourceFile) -> impl Iterator<Item = &Node> {
+    file.stream.documents.iter().map(|d| &d.root)
+}
+
+/// The repo facts of these objects (and of the objects inside any `List`).
+fn facts_of<'a>(roots: impl Iterator<Item = &'a Node>) -> RepoFacts {
+    let mut facts = RepoFacts::default();
+    for root in roots {
         for object in objects_in(root) {
             facts.add(&object);
         }

@@ -1,6 +1,8 @@
 //! `gpulint --fix` (with `--diff`, `--patch FILE`, `--commit`): plan the fixes of a lint run,
 //! then show them or write them, saying each fix as its file lands on disk.
 
+use std::path::PathBuf;
+
 use gpulint::cli::LintArgs;
 use gpulint::fix::plan::{FileFix, FixPlan};
 use gpulint::interrupt::StopRequest;
@@ -10,9 +12,13 @@ use super::{error, print, Failure};
 
 /// What `--fix` did.
 pub enum FixOutcome {
-    /// Manifests changed: lint again to report what remains. `left_as_is`: a file changed while
-    /// gpulint ran and was not written (the run exits 2).
-    Written { left_as_is: bool },
+    /// Manifests changed: lint again to report what remains. `changed`: the files the plan
+    /// touched (written, or changed by someone else meanwhile). `left_as_is`: a file changed
+    /// while gpulint ran and was not written (the run exits 2).
+    Written {
+        changed: Vec<PathBuf>,
+        left_as_is: bool,
+    },
     /// --diff, --patch, or nothing to fix: the lint result stands.
     NothingWritten,
 }
@@ -65,7 +71,10 @@ pub fn fix(args: &LintArgs, linter: &Linter, run: &Run) -> Result<FixOutcome, Fa
             );
         }
         eprintln!("committed {}", committed.id);
-        return Ok(FixOutcome::Written { left_as_is: false });
+        return Ok(FixOutcome::Written {
+            changed: changed_paths(&plan),
+            left_as_is: false,
+        });
     }
     // Each file's `fixed` lines are printed as it lands on disk: an interrupted run says what it did.
     let mut findings = 0;
@@ -86,8 +95,14 @@ pub fn fix(args: &LintArgs, linter: &Linter, run: &Run) -> Result<FixOutcome, Fa
         return Err(Failure::Interrupted);
     }
     Ok(FixOutcome::Written {
+        changed: changed_paths(&plan),
         left_as_is: !written.left.is_empty(),
     })
+}
+
+/// Every file of the plan: each was written, or left as is because it changed meanwhile.
+fn changed_paths(plan: &FixPlan) -> Vec<PathBuf> {
+    plan.files.iter().map(|f| f.path.clone()).collect()
 }
 
 /// Says the error; a write stopped by SIGINT/SIGTERM exits 130, any other 2.

@@ -32,11 +32,8 @@ pub fn lint(args: &LintArgs) -> Outcome {
             }
         }
     }
-    let scoped_run = |quiet: bool| -> Result<Run, Failure> {
-        let mut run = match loaded.take() {
-            Some(inputs) => linter.lint_loaded(inputs),
-            None => linter.run(&args.common.paths),
-        };
+    // `--changed-since REF`: only the findings on what changed since REF.
+    let scoped = |mut run: Run, quiet: bool| -> Result<Run, Failure> {
         if let Some(reference) = &args.changed_since {
             let scope =
                 gpulint::changed::scope(&run, reference, &linter.render, linter.helm.as_ref())
@@ -53,7 +50,11 @@ pub fn lint(args: &LintArgs) -> Outcome {
         }
         Ok(run)
     };
-    let mut run = scoped_run(false)?;
+    let first = match loaded.take() {
+        Some(inputs) => linter.lint_loaded(inputs),
+        None => linter.run(&args.common.paths),
+    };
+    let mut run = scoped(first, false)?;
     for note in &run.notes {
         eprintln!("note: {note}");
     }
@@ -61,9 +62,12 @@ pub fn lint(args: &LintArgs) -> Outcome {
     let mut left_as_is = false;
     if args.fix {
         match fix(args, &linter, &run)? {
-            FixOutcome::Written { left_as_is: left } => {
+            FixOutcome::Written {
+                changed,
+                left_as_is: left,
+            } => {
                 left_as_is = left;
-                run = scoped_run(true)?;
+                run = scoped(linter.relint(run, &changed, &args.common.paths), true)?;
             }
             FixOutcome::NothingWritten => {}
         }

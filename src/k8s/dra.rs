@@ -234,7 +234,7 @@ impl DeviceRequest {
 }
 
 /// The repository's ResourceClaimTemplates and ResourceClaims, by (namespace, name).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DraFacts {
     pub templates: BTreeMap<(String, String), Claim>,
     pub claims: BTreeMap<(String, String), Claim>,

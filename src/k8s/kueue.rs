@@ -210,7 +210,7 @@ impl KueueConfig {
 }
 
 /// Everything Kueue-related the repository declares.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct KueueFacts {
     /// Kueue's configuration, when the repository has it.
     pub config: KueueConfig,

@@ -619,7 +619,7 @@ impl Hit {
 }
 
 /// Facts gathered from the whole input before linting: rules that look across files read them.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct RepoFacts {
     /// Kueue LocalQueue names by namespace (`default` when the manifest has none).
     pub local_queues: BTreeMap<String, BTreeSet<String>>,

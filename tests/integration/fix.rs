@@ -588,3 +588,129 @@ fn same_data(a: &serde_json::Value, b: &serde_json::Value) -> bool {
         _ => a == b,
     }
 }
+
+/// What `--fix` reports as left is what a lint of the fixed tree finds, byte for byte: on the
+/// demo (overlay patches and plain files, measured rules) and on the fixture inputs (plain
+/// files only, so only the files the fix wrote are linted again).
+#[test]
+fn the_report_after_a_fix_is_a_lint_of_the_fixed_tree() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().unwrap();
+    crate::support::common::copy_dir(&root.join("testdata/demo"), &dir.path().join("demo"));
+    for case in cases() {
+        let name = case.file_name().unwrap().to_string_lossy().into_owned();
+        std::fs::create_dir_all(dir.path().join("plain")).unwrap();
+        std::fs::copy(
+            case.join("input.yaml"),
+            dir.path().join(format!("plain/{name}.yaml")),
+        )
+        .unwrap();
+    }
+    for tree in ["demo", "plain"] {
+        let fix = [tree, "--fix", "--unsafe-fixes", "--format", "json"];
+        let (_, left, stderr) = run(dir.path(), &fix);
+        let fixed = stderr.lines().filter(|l| l.starts_with("fixed ")).count();
+        assert!(fixed > 3, "{tree}: the fix must write something\n{stderr}");
+        let (_, again, _) = run(dir.path(), &[tree, "--format", "json"]);
+        let findings = serde_json::from_str::<serde_json::Value>(&again).unwrap()["findings"]
+            .as_array()
+            .map_or(0, Vec::len);
+        assert!(findings > 0, "{tree}: something must be left to report");
+        assert_eq!(
+            left, again,
+            "{tree}: --fix reported other findings than a lint"
+        );
+    }
+}
+
+/// The lint after a fix reads again only the plain files that changed (the others keep their
+/// parse: counted by pointer), unless a render reads a changed file or a changed file's repo
+/// facts (here a LocalQueue) changed: then it is the whole run, and another file's finding
+/// follows the new facts. Either way the findings are a whole run's.
+#[test]
+fn the_lint_after_a_fix_reads_only_what_it_must() {
+    use gpulint::config::Config;
+    use gpulint::lint::{Linter, Run, Selection};
+    use std::collections::BTreeSet;
+    use std::sync::Arc;
+
+    let job = |memory: &str| {
+        format!(
+            "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j-{memory}\n  namespace: ml\n  labels:\n    kueue.x-k8s.io/queue-name: team\nspec:\n  template:\n    spec:\n      containers:\n      - name: c\n        image: x\n        resources:\n          limits: {{nvidia.com/gpu: 1, memory: {memory}}}\n"
+        )
+    };
+    let queue = |name: &str| {
+        format!("apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\nmetadata:\n  name: {name}\n  namespace: ml\nspec:\n  clusterQueue: cq\n")
+    };
+    let dir = crate::support::common::temp_tree(&[
+        ("a.yaml", &job("1Gi")),
+        ("b.yaml", &job("2Gi")),
+        ("queues.yaml", &queue("team")),
+        ("overlay/kustomization.yaml", "resources:\n- job.yaml\n"),
+        ("overlay/job.yaml", &job("3Gi")),
+    ]);
+    let root = [dir.path().to_path_buf()];
+    let linter = Linter::new(Config::default(), Selection::default());
+    let named = |run: &Run, file: usize| {
+        let path = std::path::Path::new(&run.files[file].name);
+        path.strip_prefix(&root[0])
+            .unwrap_or(path)
+            .display()
+            .to_string()
+    };
+    let summary = |run: &Run| -> Vec<(String, String, String)> {
+        run.findings
+            .iter()
+            .map(|f| (f.rule.id.to_string(), named(run, f.file), f.message.clone()))
+            .collect()
+    };
+    // Lints, changes the files, lints again after the "fix": the files read again, the run.
+    let fix = |changes: &[(&str, String)]| -> (BTreeSet<String>, Run) {
+        let before = linter.run(&root);
+        let parsed: Vec<_> = (0..before.files.len())
+            .map(|i| (named(&before, i), before.files[i].stream.clone()))
+            .collect();
+        for (file, text) in changes {
+            std::fs::write(root[0].join(file), text).unwrap();
+        }
+        let changed: Vec<_> = changes.iter().map(|(f, _)| root[0].join(f)).collect();
+        let after = linter.relint(before, &changed, &root);
+        let reread = (0..after.files.len())
+            .filter(|&i| {
+                !parsed.iter().any(|(name, stream)| {
+                    *name == named(&after, i) && Arc::ptr_eq(stream, &after.files[i].stream)
+                })
+            })
+            .map(|i| named(&after, i))
+            .collect();
+        assert_eq!(
+            summary(&after),
+            summary(&linter.run(&root)),
+            "not a whole run's findings"
+        );
+        (reread, after)
+    };
+
+    let (reread, after) = fix(&[("a.yaml", job("5Gi"))]);
+    assert_eq!(reread, BTreeSet::from(["a.yaml".to_string()]));
+    assert!(!after.findings.is_empty());
+
+    let (reread, _) = fix(&[("overlay/job.yaml", job("6Gi"))]);
+    assert!(
+        reread.contains("b.yaml"),
+        "a render read it: the whole run ({reread:?})"
+    );
+
+    let unknown_queue = |run: &Run| {
+        summary(run)
+            .iter()
+            .any(|(rule, file, _)| rule == "KUE002" && file == "b.yaml")
+    };
+    assert!(!unknown_queue(&linter.run(&root)));
+    let (reread, after) = fix(&[("queues.yaml", queue("other"))]);
+    assert!(
+        reread.contains("b.yaml"),
+        "the facts changed: the whole run ({reread:?})"
+    );
+    assert!(unknown_queue(&after), "{:?}", summary(&after));
+}
