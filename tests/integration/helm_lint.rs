@@ -436,14 +436,15 @@ spec:
     );
 }
 
-/// A counting wrapper around the real engine: each call appends a line to `count`.
+/// A counting wrapper around the real engine: each call appends its subcommand (`template` for
+/// a render) to `count`.
 fn counting_helm(dir: &Path, real: &str) -> (PathBuf, PathBuf) {
     let count = dir.join("helm-calls");
     let wrapper = dir.join("helm-counting");
     fs::write(
         &wrapper,
         format!(
-            "#!/bin/sh\necho x >> '{}'\nexec '{}' \"$@\"\n",
+            "#!/bin/sh\necho \"$1\" >> '{}'\nexec '{}' \"$@\"\n",
             count.display(),
             real
         ),
@@ -454,11 +455,12 @@ fn counting_helm(dir: &Path, real: &str) -> (PathBuf, PathBuf) {
     (wrapper, count)
 }
 
-/// Findings in one release share their renders: the release's own render, then a control
-/// render, one render with every numeric values leaf a distinct sentinel and, for fields with
-/// several candidate leaves, the same with the sentinels permuted; a field whose combined render
-/// has unexplained changes costs one render more. Six models, each measured under its memory,
-/// make six values-driven findings and six fixes.
+/// Findings in one release share their renders: the release's own render, then one render with
+/// every numeric values leaf a distinct sentinel and, for fields with several candidate leaves,
+/// the same with the sentinels permuted (a control render only when the chart renders something
+/// that changes by itself, see the next test). `--fix --diff` adds one render: the edited
+/// values, verified. Six models, each measured under its memory, make six values-driven
+/// findings and six fixes.
 #[test]
 fn findings_in_one_release_share_their_renders() {
     let helm = helm();
@@ -491,7 +493,7 @@ fn findings_in_one_release_share_their_renders() {
     )
     .unwrap();
     let (wrapper, count) = counting_helm(dir, helm.to_str().unwrap());
-    let calls = || fs::read_to_string(&count).map_or(0, |t| t.lines().count());
+    let calls = || renders(&count);
     let (code, out, err) = run(
         dir,
         &[
@@ -514,8 +516,11 @@ fn findings_in_one_release_share_their_renders() {
         "each model's memory finding lands on its values leaves: {out}"
     );
     let lint = calls();
-    eprintln!("lint: {on_values} findings on values leaves, {lint} helm calls");
-    assert!(lint <= 5, "the release render + at most 4 shared: {lint}");
+    eprintln!("lint: {on_values} findings on values leaves, {lint} renders");
+    assert_eq!(
+        lint, 3,
+        "the release render + the combined and the permuted render"
+    );
 
     // --fix --diff: each round renders the release, asks where its findings come from, and
     // verifies the edited values by rendering them.
@@ -543,6 +548,76 @@ fn findings_in_one_release_share_their_renders() {
         "every model's two leaves: {diff}\n{err}"
     );
     let fix = calls() - lint;
-    eprintln!("--fix --diff: {fix} helm calls");
-    assert!(fix <= 12, "{fix} helm calls");
+    eprintln!("--fix --diff: {fix} renders");
+    assert_eq!(
+        fix, 4,
+        "the lint's three, and the verification of the edited values"
+    );
+}
+
+/// The renders (`helm template` calls) the counting wrapper saw.
+fn renders(count: &Path) -> usize {
+    fs::read_to_string(count).map_or(0, |t| t.lines().filter(|l| *l == "template").count())
+}
+
+/// A chart that renders the time and a random id (`now`, `uuidv4`) in an object the fix does
+/// not touch: its combined render is not clean, so a control render tells that noise from the
+/// leaf's effects, and the verification of the edited values renders a second plain render
+/// too. The fix is still found and verified.
+#[test]
+fn a_chart_that_renders_the_time_costs_a_control_render_and_is_still_fixed() {
+    let helm = helm();
+    let repo = tempfile::tempdir().unwrap();
+    let dir = repo.path();
+    let files = [
+        ("charts/app/Chart.yaml", "apiVersion: v2\nname: app\nversion: 0.1.0\n"),
+        ("charts/app/values.yaml", "memory: 8Gi\n"),
+        (
+            "charts/app/templates/deploy.yaml",
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app\nspec:\n  template:\n    spec:\n      containers:\n      - name: app\n        image: app:1\n        resources:\n          requests: {cpu: \"1\", memory: {{ .Values.memory }}, nvidia.com/gpu: 1}\n          limits: {memory: {{ .Values.memory }}, nvidia.com/gpu: 1}\n",
+        ),
+        (
+            "charts/app/templates/stamp.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: stamp\ndata:\n  at: {{ now | quote }}\n  id: {{ uuidv4 | quote }}\n",
+        ),
+        ("values-prod.yaml", "memory: 16Gi\n"),
+        (
+            ".gpulint.yaml",
+            "charts:\n- path: charts/app\n  release: app\n  namespace: ml\n  values: [values-prod.yaml]\n",
+        ),
+        (
+            "metrics.json",
+            r#"{"version": 1, "window": "14d", "source": "test", "containers": [{"namespace": "ml", "kind": "Deployment", "name": "app", "container": "app", "samples": 20160, "memory_bytes": {"p50": 1.0e9, "p99": 2.0e9, "max": 2.1e9}}]}"#,
+        ),
+    ];
+    crate::support::common::write_files(dir, &files);
+    let (wrapper, count) = counting_helm(dir, helm.to_str().unwrap());
+    let args = [
+        "--helm",
+        wrapper.to_str().unwrap(),
+        "--metrics",
+        "metrics.json",
+    ];
+    let (code, out, err) = run(dir, &[&args[..], &["--format", "json", "."]].concat());
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        findings(&out)
+            .iter()
+            .any(|f| f["file"] == "values-prod.yaml"),
+        "the memory finding lands on the values leaf: {out}"
+    );
+    let lint = renders(&count);
+    // One candidate leaf (values-prod.yaml's): no permuted render.
+    assert_eq!(lint, 3, "the release, the combined and the control render");
+    let (code, diff, err) = run(dir, &[&args[..], &["--fix", "--diff", "."]].concat());
+    assert!(code == 0 || code == 1, "{err}");
+    assert!(
+        diff.contains("-memory: 16Gi") && diff.contains("+memory: "),
+        "{diff}\n{err}"
+    );
+    assert_eq!(
+        renders(&count) - lint,
+        5,
+        "the lint's three, the edited values, and a second plain render for the stamp"
+    );
 }

@@ -552,14 +552,16 @@ impl Values {
     }
 }
 
-/// What every values-origin question about one release shares, rendered once: the control
-/// render (fields that differ between two renders without changes: `now`, `uuidv4`, `rand*`)
-/// and one render with every numeric leaf in effect set to its own sentinel, which answers
-/// most questions without a render of their own.
+/// What every values-origin question about one release shares, rendered once: one render with
+/// every numeric leaf in effect set to its own sentinel, which answers most questions without
+/// a render of their own, and, when that render changed something no sentinel explains, the
+/// control render (fields that differ between two renders without changes: `now`, `uuidv4`,
+/// `rand*`).
 pub struct SharedProbe {
     values: Values,
     base: Vec<Json>,
-    /// (document, path) that differ between two renders without changes.
+    /// (document, path) that differ between two renders without changes (empty when the
+    /// combined render needed no control render).
     noise: Vec<(usize, Vec<Segment>)>,
     /// `None` when the control render does not have the same documents (nothing is answered).
     control_ok: bool,
@@ -596,9 +598,9 @@ fn may_be_a_quantity(text: &str) -> bool {
     text.trim().parse::<Quantity>().is_ok_and(|q| !q.is_zero())
 }
 
-/// The renders [`values_origin`] shares across the fields of one release: two `helm
-/// template` runs (the control and the combined render), and a third when a question has
-/// several candidates (the permuted render).
+/// The renders [`values_origin`] shares across the fields of one release: one `helm template`
+/// run (the combined render) when it is clean, else two (and the control render); one more
+/// when a question has several candidates (the permuted render).
 pub fn shared_probe(
     engine: &HelmEngine,
     release: &Release,
@@ -611,27 +613,34 @@ pub fn shared_probe(
         .iter()
         .map(|d| typed(&d.root))
         .collect();
-    let control = engine.template(release, None)?;
-    let control_docs: Vec<Json> = control
-        .stream
-        .documents
-        .iter()
-        .map(|d| typed(&d.root))
-        .collect();
+    // The combined render first: when every change in it is a sentinel written as is, nothing
+    // in the chart differs from one render to the next and the control render is not needed.
+    let mut combined = combined_render(engine, release, &values, &base, &[], false)?;
     let mut noise = Vec::new();
-    let control_ok = control_docs.len() == base.len();
-    if control_ok {
-        for (i, (a, b)) in base.iter().zip(&control_docs).enumerate() {
-            let mut changed = Vec::new();
-            diff(a, b, &mut Vec::new(), &mut changed);
-            noise.extend(changed.into_iter().map(|p| (i, p)));
+    let mut control_ok = true;
+    if combined.as_ref().is_none_or(|c| !c.clean()) {
+        let control = engine.template(release, None)?;
+        let control_docs: Vec<Json> = control
+            .stream
+            .documents
+            .iter()
+            .map(|d| typed(&d.root))
+            .collect();
+        control_ok = control_docs.len() == base.len();
+        if control_ok {
+            for (i, (a, b)) in base.iter().zip(&control_docs).enumerate() {
+                let mut changed = Vec::new();
+                diff(a, b, &mut Vec::new(), &mut changed);
+                noise.extend(changed.into_iter().map(|p| (i, p)));
+            }
+        }
+        match &mut combined {
+            Some(c) if control_ok => c
+                .changed
+                .retain(|(d, p, _)| !noise.iter().any(|(i, n)| i == d && n == p)),
+            _ => combined = None,
         }
     }
-    let combined = if control_ok {
-        combined_render(engine, release, &values, &base, &noise, false)?
-    } else {
-        None
-    };
     Ok(SharedProbe {
         values,
         base,
@@ -764,7 +773,7 @@ fn set_path(json: &mut Json, path: &[Segment], value: Json) -> bool {
 /// located (a non-literal Argo CD `helm.values` string). Fields that differ between two
 /// identical renders (`now`, `uuidv4`, `randAlphaNum`) are ignored.
 ///
-/// Cost: the [`SharedProbe`] of the release (two renders, made once per release by the
+/// Cost: the [`SharedProbe`] of the release (one or two renders, made once per release by the
 /// caller, or here when `shared` is `None`) answers the question when its combined render is
 /// clean: every change in it is one leaf's sentinel written as is, so each leaf's effects are
 /// known without a render of its own. Otherwise the one candidate the combined render points
