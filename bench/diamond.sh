@@ -12,10 +12,9 @@ set -euo pipefail
 BENCH_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$BENCH_DIR/.." && pwd)"
 LEVELS="${1:-12}" RUNS="${BENCH_RUNS:-5}"
-: "${HOME:=$(getent passwd "$(id -u)" | cut -d: -f6)}"
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-${GPULINT_CACHE:-$HOME/.cache/gpulint}/target}"
-(cd "$ROOT" && cargo build --release --quiet --bin gpulint)
-GPULINT="$CARGO_TARGET_DIR/release/gpulint"
+# shellcheck source=bench/lib.sh
+. "$BENCH_DIR/lib.sh"
+bench_build
 command -v perf >/dev/null || { echo "bench/diamond.sh needs perf (apt-get install linux-perf)" >&2; exit 1; }
 WORK="$(mktemp -d)"
 trap '[[ -n "${BENCH_KEEP:-}" ]] || rm -rf "$WORK"' EXIT
@@ -83,5 +82,8 @@ ratio = render / plain
 print(f"ratio {ratio:.2f} (target <= 2)")
 sys.exit(0 if ratio <= 2 else 4)
 PY
+bench_row "Kustomize diamond, $LEVELS levels: $OBJECTS objects from $((3 * LEVELS + 2)) small files" \
+    "bench/diamond.sh $LEVELS" "$RENDER ms CPU" "the objects as plain files $PLAIN ms CPU" \
+    "$(python3 -c "print(f'{$RENDER / $PLAIN:.2f}x')")" "<= 2x" "$([[ $status -eq 0 ]] && echo PASS || echo FAIL)"
 [[ $status -ne 0 && "${BENCH_STRICT:-0}" == 1 ]] && exit 3
 exit 0

@@ -11,10 +11,9 @@ set -euo pipefail
 BENCH_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$BENCH_DIR/.." && pwd)"
 APPS="${1:-1000}" BASES="${2:-500}" RUNS="${BENCH_RUNS:-10}"
-: "${HOME:=$(getent passwd "$(id -u)" | cut -d: -f6)}"
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-${GPULINT_CACHE:-$HOME/.cache/gpulint}/target}"
-(cd "$ROOT" && cargo build --release --quiet --bin gpulint)
-GPULINT="$CARGO_TARGET_DIR/release/gpulint"
+# shellcheck source=bench/lib.sh
+. "$BENCH_DIR/lib.sh"
+bench_build
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 python3 "$BENCH_DIR/gen_monorepo.py" "$WORK/repo" "$APPS" "$BASES"
@@ -48,5 +47,8 @@ ok = one <= whole * 0.10 and one < 50
 print("verdict:", "PASS" if ok else "FAIL", "(targets: one file <= 10% of the whole repo, < 50 ms)")
 sys.exit(0 if ok else 4)
 PY
+bench_row "pre-commit: one overlay's patch named, in a monorepo of $APPS overlays over $BASES bases ($FILES files)" \
+    "bench/monorepo.sh $APPS $BASES" "$ONE ms" "whole repo $WHOLE ms" \
+    "$(python3 -c "print(f'{$ONE / $WHOLE:.1%}')")" "<= 10%, < 50 ms" "$([[ $status -eq 0 ]] && echo PASS || echo FAIL)"
 [[ $status -ne 0 && "${BENCH_STRICT:-0}" == 1 ]] && exit 3
 exit 0

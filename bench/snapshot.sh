@@ -12,11 +12,10 @@ BENCH_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$BENCH_DIR/.." && pwd)"
 SIZE="${1:-200}"
 RUNS="${BENCH_RUNS:-3}"
-: "${HOME:=$(getent passwd "$(id -u)" | cut -d: -f6)}"
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-${GPULINT_CACHE:-$HOME/.cache/gpulint}/target}"
+# shellcheck source=bench/lib.sh
+. "$BENCH_DIR/lib.sh"
 [[ -x /usr/bin/time ]] || { echo "bench/snapshot.sh needs GNU time (apt-get install time)" >&2; exit 1; }
-(cd "$ROOT" && cargo build --release --quiet --bin gpulint)
-GPULINT="$CARGO_TARGET_DIR/release/gpulint"
+bench_build
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 python3 "$BENCH_DIR/gen_snapshot.py" "$WORK/snapshot.json" "$SIZE"
@@ -53,5 +52,9 @@ ok = t_ratio <= 5 and m_ratio <= 2
 print("verdict:", "PASS" if ok else "FAIL")
 sys.exit(0 if ok else 4)
 PY
+bench_row "a $SIZE MB metrics snapshot" "bench/snapshot.sh $SIZE" \
+    "$G_T s, $((G_RSS / 1024)) MiB" "json.load $P_T s" \
+    "$(python3 -c "print(f'{$G_T / $P_T:.2f}x time, {$G_RSS * 1024 / $BYTES:.2f}x the file in memory')")" \
+    "<= 5x, <= 2x" "$([[ $status -eq 0 ]] && echo PASS || echo FAIL)"
 [[ $status -ne 0 && "${BENCH_STRICT:-0}" == 1 ]] && exit 3
 exit 0
