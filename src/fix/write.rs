@@ -11,7 +11,14 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use rayon::prelude::*;
+
 use super::plan::{FileFix, FixPlan};
+
+/// Files written at once by `write_each`: their temp files are written and synced in parallel,
+/// then checked and renamed one by one in landing order (so at most this many temp files are
+/// open, and a stop leaves every file whole).
+const WRITE_BATCH: usize = 64;
 
 /// Test-only: before the last check and the rename of each file, the writer creates the file this
 /// variable names and waits (at most a minute) until it is removed, so a test can change a target
@@ -53,24 +60,36 @@ pub fn write_each(
 ) -> Result<Written, String> {
     check_targets(plan)?;
     let mut out = Written::default();
-    for (i, f) in in_landing_order(plan).enumerate() {
+    let files: Vec<&FileFix> = in_landing_order(plan).collect();
+    for (b, batch) in files.chunks(WRITE_BATCH).enumerate() {
         if stop.load(Ordering::SeqCst) {
-            out.not_reached = plan.files.len() - i;
+            out.not_reached = files.len() - b * WRITE_BATCH;
             break;
         }
-        match write_file(f) {
-            Ok(()) => {
-                out.files += 1;
-                done(f);
+        // Staged in parallel: the syncs of a batch share the file system's journal commits.
+        let staged: Vec<Result<Staged, Failure>> = batch.par_iter().map(|f| stage(f)).collect();
+        for (i, (f, staged)) in batch.iter().zip(staged).enumerate() {
+            // A stop here drops the staged temp files: the files not reached stay as they were.
+            if stop.load(Ordering::SeqCst) {
+                out.not_reached = files.len() - (b * WRITE_BATCH + i);
+                return Ok(out);
             }
-            Err(Failure::LeftAsIs(why)) => out.left.push(format!("{}: {why}; left as is", f.name)),
-            Err(Failure::Io(e)) => {
-                return Err(format!(
-                    "{}: cannot write: {e}; stopped after {} of {} file(s)",
-                    f.name,
-                    out.files,
-                    plan.files.len()
-                ))
+            match staged.and_then(|s| land(f, s)) {
+                Ok(()) => {
+                    out.files += 1;
+                    done(f);
+                }
+                Err(Failure::LeftAsIs(why)) => {
+                    out.left.push(format!("{}: {why}; left as is", f.name))
+                }
+                Err(Failure::Io(e)) => {
+                    return Err(format!(
+                        "{}: cannot write: {e}; stopped after {} of {} file(s)",
+                        f.name,
+                        out.files,
+                        plan.files.len()
+                    ))
+                }
             }
         }
     }
@@ -210,11 +229,65 @@ fn open_nofollow(options: &mut OpenOptions, path: &Path) -> io::Result<File> {
 }
 
 fn write_file(f: &FileFix) -> Result<(), Failure> {
+    stage(f).and_then(|s| land(f, s))
+}
+
+/// A fixed text written and synced to its temp file, not yet renamed over its target.
+struct Staged(tempfile::NamedTempFile);
+
+fn stage(f: &FileFix) -> Result<Staged, Failure> {
+    stage_at(&f.path, f.created, f.fixed.as_bytes())
+}
+
+fn land(f: &FileFix, staged: Staged) -> Result<(), Failure> {
     if f.created {
-        create(&f.path, f.fixed.as_bytes())
+        rename_new(staged, &f.path)
     } else {
-        replace(&f.path, f.original.as_bytes(), f.fixed.as_bytes())
+        rename_over(staged, &f.path, f.original.as_bytes())
     }
+}
+
+/// Writes `text` to a temp file beside `path` (with the permissions of the file there, unless
+/// `new`) and syncs it; nothing visible changes.
+fn stage_at(path: &Path, new: bool, text: &[u8]) -> Result<Staged, Failure> {
+    let existing = if new {
+        None
+    } else {
+        let meta = std::fs::symlink_metadata(path)?;
+        if !meta.is_file() {
+            return Err(Failure::LeftAsIs("not a regular file".to_string()));
+        }
+        Some(meta)
+    };
+    let mut temp = new_temp(path, new)?;
+    temp.write_all(text)?;
+    if let Some(meta) = existing {
+        // On the open file: a link planted at the temp name could not redirect it.
+        temp.as_file().set_permissions(meta.permissions())?;
+    }
+    temp.as_file().sync_all()?;
+    Ok(Staged(temp))
+}
+
+/// Renames the staged text over `path`, which must still be `expected`.
+fn rename_over(staged: Staged, path: &Path, expected: &[u8]) -> Result<(), Failure> {
+    test_pause();
+    // The last check, right before the rename: the file must still be what was linted.
+    if let Some(why) = changed(path, expected) {
+        return Err(Failure::LeftAsIs(why));
+    }
+    staged.0.persist(path).map_err(|e| Failure::Io(e.error))?;
+    Ok(())
+}
+
+/// Renames the staged text to `path`, where nothing may exist by then.
+fn rename_new(staged: Staged, path: &Path) -> Result<(), Failure> {
+    test_pause();
+    staged
+        .0
+        .persist_noclobber(path)
+        .map_err(|e| Failure::Io(e.error))?;
+    Ok(())
 }
 
 fn folder(path: &Path) -> &Path {
@@ -246,33 +319,12 @@ fn new_temp(path: &Path, new_file: bool) -> io::Result<tempfile::NamedTempFile> 
 
 /// Replaces the text of `path`, which must still be `expected`, by `text`.
 fn replace(path: &Path, expected: &[u8], text: &[u8]) -> Result<(), Failure> {
-    let meta = std::fs::symlink_metadata(path)?;
-    if !meta.is_file() {
-        return Err(Failure::LeftAsIs("not a regular file".to_string()));
-    }
-    let mut temp = new_temp(path, false)?;
-    temp.write_all(text)?;
-    // On the open file: a link planted at the temp name could not redirect it.
-    temp.as_file().set_permissions(meta.permissions())?;
-    temp.as_file().sync_all()?;
-    test_pause();
-    // The last check, right before the rename: the file must still be what was linted.
-    if let Some(why) = changed(path, expected) {
-        return Err(Failure::LeftAsIs(why));
-    }
-    temp.persist(path).map_err(|e| Failure::Io(e.error))?;
-    Ok(())
+    stage_at(path, false, text).and_then(|s| rename_over(s, path, expected))
 }
 
 /// Creates `path` with `text`; fails if anything exists at `path` by then.
 fn create(path: &Path, text: &[u8]) -> Result<(), Failure> {
-    let mut temp = new_temp(path, true)?;
-    temp.write_all(text)?;
-    temp.as_file().sync_all()?;
-    test_pause();
-    temp.persist_noclobber(path)
-        .map_err(|e| Failure::Io(e.error))?;
-    Ok(())
+    stage_at(path, true, text).and_then(|s| rename_new(s, path))
 }
 
 /// Why `path` is no longer `expected` (None when it is): read through no link and without
