@@ -179,7 +179,14 @@ impl<'de> Visitor<'de> for ContainersSeed<'_, '_> {
             containers.insert(key, (i, usage));
             i += 1;
         }
-        Ok(containers.into_iter().map(|(k, (_, u))| (k, u)).collect())
+        // Moved entry by entry: the first map's nodes are freed as it is consumed, so the two
+        // are never whole at once (`collect` would buffer every entry in a Vec to sort it first:
+        // a big snapshot's peak memory grew by half).
+        let mut usage = BTreeMap::new();
+        for (key, (_, u)) in containers {
+            usage.insert(key, u);
+        }
+        Ok(usage)
     }
 }
 
