@@ -20,6 +20,7 @@ use crate::rules::Finding;
 use crate::source::document::plain;
 use crate::source::helm::{self, HelmEngine, Release, ValuesSource};
 use crate::source::kustomize::normalize;
+use crate::source::repo::read_repo_text;
 use crate::source::units::HelmUnit;
 use crate::source::yaml::{ScalarStyle, Stream};
 
@@ -123,7 +124,7 @@ fn key_edit(
     if origin.key_path.last() != path.last() {
         return Err(by_hand());
     }
-    let text = std::fs::read_to_string(&origin.file).map_err(|e| FixError::io(&origin.file, e))?;
+    let text = read_repo_text(&origin.file).map_err(|e| FixError::io(&origin.file, e))?;
     let (start, end, quote) =
         key_before(&text, origin.node.span.start(), from).ok_or_else(by_hand)?;
     Ok(LeafEdit {
@@ -269,7 +270,7 @@ fn texts_after(
     }
     let mut out = BTreeMap::new();
     for (path, edits) in by_file {
-        let original = std::fs::read_to_string(&path).map_err(|e| FixError::io(&path, e))?;
+        let original = read_repo_text(&path).map_err(|e| FixError::io(&path, e))?;
         let fixed = apply(&original, &edits).ok_or(FixError::ValuesEditsOverlap)?;
         out.insert(path, (original, fixed));
     }

@@ -106,7 +106,7 @@ fn template_line(
     key: &str,
 ) -> Option<(String, usize)> {
     let (file, offset) = crate::source::helm::template_location(chart, template?, key)?;
-    let text = std::fs::read_to_string(&file).ok()?;
+    let text = crate::source::repo::read_repo_text(&file).ok()?;
     let line = text.get(..offset)?.matches('\n').count() + 1;
     Some((display_path(&file), line))
 }

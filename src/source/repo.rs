@@ -196,6 +196,15 @@ pub fn check_file(path: &Path, root: Option<&Path>) -> Result<PathBuf, Refused> 
     Ok(real)
 }
 
+/// The text of a file the repository itself names (a chart's template, a values file, a
+/// kustomization read again): [`read_file`] inside the repository that holds it, as UTF-8.
+/// Errors as `std::io::Error` (a refusal says why).
+pub fn read_repo_text(path: &Path) -> std::io::Result<String> {
+    let bytes = read_file(path, Some(&repository_of(path)))?;
+    String::from_utf8(bytes)
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e.utf8_error()))
+}
+
 /// The bytes of `path`, after [`check_file`]; at most [`MAX_FILE_BYTES`] even if it grows.
 pub fn read_file(path: &Path, root: Option<&Path>) -> Result<Vec<u8>, Refused> {
     let real = check_file(path, root)?;

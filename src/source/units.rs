@@ -331,10 +331,10 @@ fn patch_files(root: &Path) -> Vec<PathBuf> {
     let Some(file) = kustomize::kustomization_file(root) else {
         return Vec::new();
     };
-    let Ok(bytes) = std::fs::read(&file) else {
+    let Ok(text) = crate::source::repo::read_repo_text(&file) else {
         return Vec::new();
     };
-    let stream = Stream::parse_bytes(&bytes);
+    let stream = Stream::parse(&text);
     let Some(doc) = stream.documents.first() else {
         return Vec::new();
     };

@@ -74,7 +74,7 @@ pub fn template_location(chart: &Path, template: &str, key: &str) -> Option<(Pat
         return None;
     }
     let file = chart.join(rel);
-    let text = std::fs::read_to_string(&file).ok()?;
+    let text = crate::source::repo::read_repo_text(&file).ok()?;
     let mut offset = 0;
     for line in text.split_inclusive('\n') {
         let trimmed = line.trim_start();
@@ -141,7 +141,7 @@ pub fn template_field_location(
     path: &[Segment],
 ) -> Option<(PathBuf, usize, usize)> {
     let file = template_file(chart, template)?;
-    let text = std::fs::read_to_string(&file).ok()?;
+    let text = crate::source::repo::read_repo_text(&file).ok()?;
     // (offset of the key, its indentation, the key) per line that writes a key.
     let mut lines: Vec<(usize, usize, &str)> = Vec::new();
     let mut offset = 0;

@@ -142,7 +142,7 @@ fn inline_string_layer(file: &Path, node: &Node, text: &str) -> (Option<Node>, b
     let literal = node
         .as_scalar()
         .is_some_and(|s| s.style == ScalarStyle::Literal);
-    let manifest = std::fs::read_to_string(file).ok();
+    let manifest = crate::source::repo::read_repo_text(file).ok();
     let ok = literal
         && manifest.as_deref().is_some_and(|m| {
             // The scalar's span starts at its content (past the first line's indentation);
