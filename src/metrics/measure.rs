@@ -60,6 +60,13 @@ pub enum MeasureError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error(
+        "the repository's `prometheus.ca` ({}) is not used when a token or credential header is \
+         sent: a repository file may not choose which server receives them; pass \
+         --prometheus-ca FILE",
+        .0.display()
+    )]
+    RepositoryCa(PathBuf),
     #[error(transparent)]
     Prometheus(#[from] PrometheusError),
 }
@@ -96,7 +103,19 @@ pub fn options(
         },
         None => request.token.filter(|t| !t.is_empty()),
     };
-    opts.ca_file = request.ca.or(defaults.ca);
+    // The CA decides which server may receive the credentials: with credentials, only the
+    // command line may name it (a repository's CA would let a pull request vouch for its own
+    // server).
+    let credentials = opts.bearer_token.is_some()
+        || opts
+            .headers
+            .iter()
+            .any(|(name, _)| prometheus::is_sensitive_header(name));
+    opts.ca_file = match (request.ca, defaults.ca) {
+        (Some(ca), _) => Some(ca),
+        (None, Some(ca)) if credentials => return Err(MeasureError::RepositoryCa(ca)),
+        (None, ca) => ca,
+    };
     let timeout = request
         .timeout_seconds
         .or(defaults.timeout_seconds)
@@ -257,6 +276,49 @@ mod tests {
                 ("X-Other".to_string(), "kept".to_string()),
                 ("x-scope-orgid".to_string(), "from-flag".to_string())
             ]
+        );
+    }
+
+    #[test]
+    fn a_repository_ca_is_refused_when_credentials_are_sent() {
+        let defaults = QueryDefaults {
+            ca: Some(PathBuf::from("repo-ca.pem")),
+            ..QueryDefaults::default()
+        };
+        let with = |request: LiveRequest| options(request, defaults.clone());
+        // No credentials: the repository's CA is used.
+        assert_eq!(
+            with(request()).expect("options").ca_file,
+            Some(PathBuf::from("repo-ca.pem"))
+        );
+        // A token, or a credential header from the command line: refused, saying why.
+        for credentials in [
+            LiveRequest {
+                token: Some("t0ken".into()),
+                ..request()
+            },
+            LiveRequest {
+                headers: vec!["Authorization: Basic eA==".into()],
+                ..request()
+            },
+        ] {
+            let e = with(credentials).err().map(|e| e.to_string());
+            let e = e.expect("refused");
+            assert!(
+                e.contains("repo-ca.pem") && e.contains("--prometheus-ca"),
+                "{e}"
+            );
+            assert!(!e.contains("t0ken") && !e.contains("eA=="), "{e}");
+        }
+        // The command line's CA is the user's choice.
+        let flag = LiveRequest {
+            token: Some("t0ken".into()),
+            ca: Some(PathBuf::from("flag-ca.pem")),
+            ..request()
+        };
+        assert_eq!(
+            with(flag).expect("options").ca_file,
+            Some(PathBuf::from("flag-ca.pem"))
         );
     }
 

@@ -319,6 +319,35 @@ fn a_repository_config_cannot_send_credentials() {
     assert_eq!(server.connections(), 0, "{all}");
 }
 
+/// The CA decides which server may receive the token: a pull request that commits its own CA
+/// (and names it in the config) must not make gpulint trust the server it vouches for with the
+/// CI's token. Refused before any connection; without credentials the CA is used.
+#[test]
+fn a_repository_ca_is_not_trusted_with_the_token() {
+    let server = Listener::start(|_| ok(EMPTY_VECTOR));
+    let tmp = repo(&[
+        (".gpulint.yaml", "prometheus:\n  ca: certs/ca.pem\n"),
+        (
+            "certs/ca.pem",
+            "-----BEGIN CERTIFICATE-----\nplanted\n-----END CERTIFICATE-----\n",
+        ),
+    ]);
+    let ws = tmp.path().join("repo");
+    let out = gpulint_clean(
+        &ws,
+        &["--prometheus", &server.url, "app.yaml"],
+        &[("GPULINT_PROMETHEUS_TOKEN", TOKEN)],
+    );
+    let all = text(&out);
+    assert_eq!(out.code, 2, "{all}");
+    assert!(
+        all.contains("`prometheus.ca`") && all.contains("--prometheus-ca"),
+        "{all}"
+    );
+    assert!(!all.contains(TOKEN), "{all}");
+    assert_eq!(server.connections(), 0, "{all}");
+}
+
 #[test]
 fn a_ca_file_from_the_config_must_be_a_regular_file_inside_the_repository() {
     let tmp = repo(&[(".gpulint.yaml", "prometheus:\n  ca: ../outside.pem\n")]);

@@ -467,7 +467,7 @@ fn load_roots(path: &std::path::Path) -> Result<ureq::tls::RootCerts, Prometheus
     Ok(ureq::tls::RootCerts::Specific(Arc::new(certs)))
 }
 
-pub(super) fn is_sensitive_header(name: &str) -> bool {
+pub(crate) fn is_sensitive_header(name: &str) -> bool {
     let n = name.to_ascii_lowercase();
     n == "authorization"
         || n == "proxy-authorization"

@@ -46,7 +46,8 @@ pub use client::redact_url;
 
 use super::usage::{ContainerKey, UsageSet};
 use aggregate::{Owners, PodAcc, PodContainer, Resolver, WorkloadAcc};
-use client::{is_sensitive_header, Client};
+pub(crate) use client::is_sensitive_header;
+use client::Client;
 use gpu_queries::{GpuQuery, PodGpu};
 use query::{fmt_duration, join_limited, Metric, OwnerQuery, Query, QueryPlan};
 
