@@ -598,7 +598,7 @@ fn contradiction(pod: &Node, labels: &BTreeMap<String, String>) -> Option<(Span,
             if let Some(want) = labels.get(k).filter(|want| *want != v) {
                 return Some((
                     e.key.span,
-                    format!("nodeSelector `{k}: {v}` (flavor has `{want}`)"),
+                    format!("nodeSelector `{k}: {v}` (flavor has `{k}: {want}`)"),
                 ));
             }
         }
