@@ -187,7 +187,7 @@ fn not_judged(c: &Container, e: &Engine) -> Hit {
         Rule::GpuMemoryPreallocated,
         super::container_anchor(c),
         format!(
-            "not judged: {} in {} preallocates GPU memory ({flag}), so its framebuffer use says nothing about its need, and {metrics}",
+            "not judged: {} in {} preallocates GPU memory by {flag}, so its framebuffer use says nothing about its need, and {metrics}",
             e.name,
             container_label(c)
         ),
@@ -548,7 +548,7 @@ mod tests {
         );
         let rules: Vec<&str> = hits.iter().map(|h| h.0.as_str()).collect();
         assert_eq!(rules, ["GPU015"]);
-        assert!(hits[0].2.contains("vLLM in container `vllm` preallocates GPU memory (--gpu-memory-utilization (default 0.9))"), "{}", hits[0].2);
+        assert!(hits[0].2.contains("vLLM in container `vllm` preallocates GPU memory by --gpu-memory-utilization (default 0.9),"), "{}", hits[0].2);
         let hits = measured(
             &text,
             "vllm",
