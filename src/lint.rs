@@ -53,6 +53,9 @@ pub struct Run {
     /// Rendered Helm releases, linted as rendered.
     pub releases: Vec<HelmUnit>,
     pub findings: Vec<Finding>,
+    /// What rules looked up across files (queues, quotas, claims, namespaces), as linted: the
+    /// fix plan and the lint after it use these, not a second pass over every file.
+    pub facts: RepoFacts,
     pub errors: Vec<InputError>,
     /// Things worth saying once (e.g. charts skipped without a helm binary).
     pub notes: Vec<String>,
@@ -356,6 +359,7 @@ impl Linter {
                 .chain(per_unit.into_iter().flatten())
                 .chain(per_release.into_iter().flatten())
                 .collect(),
+            facts,
             errors,
             notes,
         }
@@ -407,10 +411,10 @@ impl Linter {
             file.role = run.files[i].role;
             run.files[i] = file;
         }
-        let facts = repo_facts(&run.files, &run.units, &run.releases);
+        // The facts are the run's: the changed files' own are the same as before.
         let fresh: Vec<Finding> = indices
             .par_iter()
-            .flat_map_iter(|&i| self.lint_file(&facts, i, &run.files[i]))
+            .flat_map_iter(|&i| self.lint_file(&run.facts, i, &run.files[i]))
             .collect();
         // A whole run lists plain files' findings first, by file, then the renders'.
         let (mut of_files, of_renders): (Vec<Finding>, Vec<Finding>) =

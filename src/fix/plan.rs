@@ -19,7 +19,7 @@ use super::file::FileTarget;
 use super::helm::HelmTarget;
 use super::kustomize::{repo_readers, KustomizeTarget};
 use crate::edit::{Applicability, ChangeNote};
-use crate::lint::{repo_facts, Linter, Run};
+use crate::lint::{Linter, Run};
 use crate::rules::{Finding, Origin};
 use crate::source::document::Segment;
 use crate::source::file::SourceFile;
@@ -228,7 +228,7 @@ impl<'r> ByOrigin<'r> {
 /// Computes the fixed text of every file the run's fixable findings touch: plain files first,
 /// then Kustomize units, then Helm releases, each fixed in rounds.
 pub fn plan(linter: &Linter, run: &Run, unsafe_fixes: bool) -> FixPlan {
-    let facts = repo_facts(&run.files, &run.units, &run.releases);
+    let facts = &run.facts;
     let by_origin = ByOrigin::of(run);
     // Plain files are independent of each other: planned on every core, merged in file order.
     let per_file: Vec<FixPlan> = run
@@ -241,7 +241,7 @@ pub fn plan(linter: &Linter, run: &Run, unsafe_fixes: bool) -> FixPlan {
             if fixable.is_empty() {
                 return part;
             }
-            match FileTarget::new(linter, &facts, index, file) {
+            match FileTarget::new(linter, facts, index, file) {
                 Some(target) => fix_in_rounds(target, fixable, unsafe_fixes, &mut part),
                 None => part.stdin_fixable += fixable.len(),
             }
@@ -263,7 +263,7 @@ pub fn plan(linter: &Linter, run: &Run, unsafe_fixes: bool) -> FixPlan {
         }
         // Which renders read each file: computed once, and only when a unit has fixes.
         let readers = readers.get_or_insert_with(|| repo_readers(linter, run));
-        let target = KustomizeTarget::new(linter, run, &facts, readers, index, unit);
+        let target = KustomizeTarget::new(linter, run, facts, readers, index, unit);
         fix_in_rounds(target, fixable, unsafe_fixes, &mut plan);
     }
     if let Some(engine) = &linter.helm {

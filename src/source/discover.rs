@@ -1,8 +1,7 @@
 //! Finding the inputs: files and folders named on the command line, walked honouring
 //! `.gitignore` and the config's excludes, and `-` for stdin.
 
-use std::collections::BTreeSet;
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 
 use crate::source::kustomize::{normalize, KUSTOMIZATION_FILE_NAMES};

@@ -417,8 +417,7 @@ struct ProbeContext<'a> {
     path: &'a [Segment],
     merged: &'a Json,
     rendered_value: &'a str,
-    /// (document, path) that differ between two renders without changes.
-    noise: &'a [(usize, Vec<Segment>)],
+    noise: &'a Noise,
 }
 
 fn probe(cx: &ProbeContext, candidate: &Candidate) -> Result<Probe, HelmError> {
@@ -445,21 +444,14 @@ fn probe(cx: &ProbeContext, candidate: &Candidate) -> Result<Probe, HelmError> {
         Err(HelmError::Failed { .. }) => return Ok(Probe::Rejected),
         Err(e) => return Err(e),
     };
-    let docs: Vec<Json> = render
-        .stream
-        .documents
-        .iter()
-        .map(|d| typed(&d.root))
-        .collect();
+    let docs = typed_docs(&render.stream);
     if docs.len() != base.len() {
         return Ok(Probe::Rejected);
     }
     for (i, (a, b)) in base.iter().zip(&docs).enumerate() {
         let mut changed = Vec::new();
         diff(a, b, &mut Vec::new(), &mut changed);
-        changed.retain(|p| {
-            !is_checksum_annotation(p) && !noise.iter().any(|(d, n)| *d == i && n == p)
-        });
+        changed.retain(|p| !is_checksum_annotation(p) && !noise.has(i, p));
         if i != document {
             if !changed.is_empty() {
                 return Ok(Probe::Rejected);
@@ -560,9 +552,8 @@ impl Values {
 pub struct SharedProbe {
     values: Values,
     base: Vec<Json>,
-    /// (document, path) that differ between two renders without changes (empty when the
-    /// combined render needed no control render).
-    noise: Vec<(usize, Vec<Segment>)>,
+    /// Empty when the combined render needed no control render.
+    noise: Noise,
     /// `None` when the control render does not have the same documents (nothing is answered).
     control_ok: bool,
     combined: Option<Combined>,
@@ -607,37 +598,20 @@ pub fn shared_probe(
     rendered: &RenderedRelease,
 ) -> Result<SharedProbe, HelmError> {
     let values = values_of(release)?;
-    let base: Vec<Json> = rendered
-        .stream
-        .documents
-        .iter()
-        .map(|d| typed(&d.root))
-        .collect();
+    let base = typed_docs(&rendered.stream);
     // The combined render first: when every change in it is a sentinel written as is, nothing
     // in the chart differs from one render to the next and the control render is not needed.
-    let mut combined = combined_render(engine, release, &values, &base, &[], false)?;
-    let mut noise = Vec::new();
+    let mut combined = combined_render(engine, release, &values, &base, &Noise::default(), false)?;
+    let mut noise = Noise::default();
     let mut control_ok = true;
     if combined.as_ref().is_none_or(|c| !c.clean()) {
-        let control = engine.template(release, None)?;
-        let control_docs: Vec<Json> = control
-            .stream
-            .documents
-            .iter()
-            .map(|d| typed(&d.root))
-            .collect();
-        control_ok = control_docs.len() == base.len();
+        let control = typed_docs(&engine.template(release, None)?.stream);
+        control_ok = control.len() == base.len();
         if control_ok {
-            for (i, (a, b)) in base.iter().zip(&control_docs).enumerate() {
-                let mut changed = Vec::new();
-                diff(a, b, &mut Vec::new(), &mut changed);
-                noise.extend(changed.into_iter().map(|p| (i, p)));
-            }
+            noise = Noise::between(&base, &control);
         }
         match &mut combined {
-            Some(c) if control_ok => c
-                .changed
-                .retain(|(d, p, _)| !noise.iter().any(|(i, n)| i == d && n == p)),
+            Some(c) if control_ok => c.changed.retain(|(d, p, _)| !noise.has(*d, p)),
             _ => combined = None,
         }
     }
@@ -651,6 +625,35 @@ pub fn shared_probe(
     })
 }
 
+/// The (document, field) paths that differ between two renders without changes (`now`,
+/// `uuidv4`, `rand*`): left out of every comparison with the base render.
+#[derive(Default)]
+struct Noise(Vec<(usize, Vec<Segment>)>);
+
+impl Noise {
+    /// What differs between two renders of the same documents.
+    fn between(base: &[Json], other: &[Json]) -> Noise {
+        let mut noise = Vec::new();
+        for (i, (a, b)) in base.iter().zip(other).enumerate() {
+            let mut changed = Vec::new();
+            diff(a, b, &mut Vec::new(), &mut changed);
+            noise.extend(changed.into_iter().map(|p| (i, p)));
+        }
+        Noise(noise)
+    }
+
+    fn has(&self, document: usize, path: &[Segment]) -> bool {
+        self.0
+            .iter()
+            .any(|(d, p)| *d == document && p.as_slice() == path)
+    }
+}
+
+/// A render's documents as typed JSON, to compare with the base render.
+fn typed_docs(stream: &Stream) -> Vec<Json> {
+    stream.documents.iter().map(|d| typed(&d.root)).collect()
+}
+
 /// Sentinels `7919`, `7921`, … (odd, distinct), written like their leaf (`16Gi` → `7921Gi`),
 /// skipping any number already in the values.
 fn combined_render(
@@ -658,7 +661,7 @@ fn combined_render(
     release: &Release,
     values: &Values,
     base: &[Json],
-    noise: &[(usize, Vec<Segment>)],
+    noise: &Noise,
     reversed: bool,
 ) -> Result<Option<Combined>, HelmError> {
     let mut leaves = values.effective_leaves(may_be_a_quantity);
@@ -699,12 +702,7 @@ fn combined_render(
         Err(HelmError::Failed { .. }) => return Ok(None),
         Err(e) => return Err(e),
     };
-    let docs: Vec<Json> = render
-        .stream
-        .documents
-        .iter()
-        .map(|d| typed(&d.root))
-        .collect();
+    let docs = typed_docs(&render.stream);
     if docs.len() != base.len() {
         return Ok(None);
     }
@@ -713,7 +711,7 @@ fn combined_render(
         let mut paths = Vec::new();
         diff(a, b, &mut Vec::new(), &mut paths);
         for p in paths {
-            if is_checksum_annotation(&p) || noise.iter().any(|(d, n)| *d == i && *n == p) {
+            if is_checksum_annotation(&p) || noise.has(i, &p) {
                 continue;
             }
             let value = json_get(b, &p)
@@ -802,12 +800,7 @@ pub fn values_origin(
     let Some(rendered_value) = seg_get(&doc.root, path).and_then(Node::text) else {
         return Ok(None);
     };
-    if !shared.control_ok
-        || shared
-            .noise
-            .iter()
-            .any(|(d, p)| *d == document && p.as_slice() == path)
-    {
+    if !shared.control_ok || shared.noise.has(document, path) {
         return Ok(None); // the field itself is not reproducible
     }
     let candidates = shared
