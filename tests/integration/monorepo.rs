@@ -1,6 +1,7 @@
 //! pre-commit in a Kustomize monorepo: a named file is linted through the roots that read it,
-//! found from the kustomization files without rendering the others. Counts, not times (the
-//! times are in bench/monorepo.sh).
+//! found from the kustomization files without rendering the others; in a git work tree, the
+//! kustomization files are listed by git's index (as pre-commit commits them), elsewhere by a
+//! walk. Counts, not times (the times are in bench/monorepo.sh).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -10,8 +11,17 @@ use gpulint::source::discover::discover;
 
 use crate::support::common::{git, gpulint};
 
-/// `bench/gen_monorepo.py`'s tree, small: 20 overlays over 10 bases (overlay i uses base i % 10).
+/// `bench/gen_monorepo.py`'s tree, small: 20 overlays over 10 bases (overlay i uses base i % 10),
+/// committed.
 fn monorepo() -> (tempfile::TempDir, PathBuf) {
+    let (tmp, root) = untracked_monorepo();
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "monorepo"]);
+    (tmp, root)
+}
+
+/// The same tree in a git work tree where nothing is added yet: found by the walk.
+fn untracked_monorepo() -> (tempfile::TempDir, PathBuf) {
     let tmp = tempfile::tempdir().expect("temp dir");
     let root = tmp.path().canonicalize().expect("canonical temp dir");
     let generator = Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/gen_monorepo.py");
@@ -40,18 +50,24 @@ fn roots_for(root: &Path, named: &str) -> Vec<String> {
 
 #[test]
 fn one_named_patch_renders_one_root() {
-    let (_tmp, root) = monorepo();
-    assert_eq!(
-        roots_for(&root, "apps/app7/overlays/prod/patch.yaml"),
-        ["apps/app7/overlays/prod"]
-    );
+    for (_tmp, root) in [monorepo(), untracked_monorepo()] {
+        assert_eq!(
+            roots_for(&root, "apps/app7/overlays/prod/patch.yaml"),
+            ["apps/app7/overlays/prod"]
+        );
+    }
 }
 
 #[test]
 fn a_named_base_file_renders_the_base_and_every_overlay_over_it() {
-    let (_tmp, root) = monorepo();
+    for (_tmp, root) in [monorepo(), untracked_monorepo()] {
+        a_named_base_file_renders_the_base_and_every_overlay_over_it_in(&root);
+    }
+}
+
+fn a_named_base_file_renders_the_base_and_every_overlay_over_it_in(root: &Path) {
     assert_eq!(
-        roots_for(&root, "bases/base7/deployment.yaml"),
+        roots_for(root, "bases/base7/deployment.yaml"),
         [
             "apps/app17/overlays/prod",
             "apps/app7/overlays/prod",
@@ -60,7 +76,7 @@ fn a_named_base_file_renders_the_base_and_every_overlay_over_it() {
     );
     // The kustomization file itself is read by its root.
     assert_eq!(
-        roots_for(&root, "bases/base3/kustomization.yaml"),
+        roots_for(root, "bases/base3/kustomization.yaml"),
         [
             "apps/app13/overlays/prod",
             "apps/app3/overlays/prod",
@@ -101,4 +117,110 @@ fn the_finding_of_a_named_patch_lands_in_it() {
         files.contains(&"apps/app7/overlays/prod/patch.yaml"),
         "the limit the patch wrote is reported there: {files:?}"
     );
+}
+
+/// A second overlay over base7, written after the commit.
+fn add_overlay(root: &Path) {
+    let dir = root.join("apps/new/overlays/prod");
+    std::fs::create_dir_all(&dir).expect("overlay folder");
+    std::fs::write(
+        dir.join("kustomization.yaml"),
+        "namePrefix: new-\nresources:\n- ../../../../bases/base7\n",
+    )
+    .expect("kustomization written");
+}
+
+const BASE7: [&str; 3] = [
+    "apps/app17/overlays/prod",
+    "apps/app7/overlays/prod",
+    "bases/base7",
+];
+
+/// In a git work tree the index lists the kustomizations (one file read, not a walk of every
+/// folder): an overlay not yet added is not looked at for a named base file, as pre-commit
+/// would not commit it; once staged it is.
+#[test]
+fn an_overlay_git_does_not_track_is_not_looked_at_until_it_is_added() {
+    let (_tmp, root) = monorepo();
+    add_overlay(&root);
+    assert_eq!(roots_for(&root, "bases/base7/deployment.yaml"), BASE7);
+    git(&root, &["add", "apps/new"]);
+    assert_eq!(
+        roots_for(&root, "bases/base7/deployment.yaml"),
+        [
+            "apps/app17/overlays/prod",
+            "apps/app7/overlays/prod",
+            "apps/new/overlays/prod",
+            "bases/base7"
+        ]
+    );
+}
+
+/// Where the index does not list every file of the checkout (a submodule's files are in its
+/// own index; so is nothing before the first `git add`), the walk finds the kustomizations,
+/// untracked ones included.
+#[test]
+fn a_submodule_or_an_empty_index_falls_back_to_the_walk() {
+    let with_new = [
+        "apps/app17/overlays/prod",
+        "apps/app7/overlays/prod",
+        "apps/new/overlays/prod",
+        "bases/base7",
+    ];
+    let (_tmp, root) = untracked_monorepo();
+    add_overlay(&root);
+    assert_eq!(roots_for(&root, "bases/base7/deployment.yaml"), with_new);
+
+    let (_tmp, root) = monorepo();
+    add_overlay(&root);
+    let head = git(&root, &["rev-parse", "HEAD"]);
+    let gitlink = format!("160000,{},vendor/sub", head.trim());
+    git(&root, &["update-index", "--add", "--cacheinfo", &gitlink]);
+    assert_eq!(roots_for(&root, "bases/base7/deployment.yaml"), with_new);
+}
+
+/// A folder the index lists, swapped in the work tree for a symlink out of the repository, is
+/// not read through (the kernel refuses the link on the way): the overlay there counts as
+/// reading anything, so it is rendered, and its render is refused like any path leaving the
+/// repository.
+#[cfg(unix)]
+#[test]
+fn a_tracked_folder_swapped_for_a_symlink_out_is_not_read_through() {
+    let (tmp, root) = monorepo();
+    let outside = tmp.path().join("outside");
+    std::fs::create_dir_all(&outside).expect("outside folder");
+    std::fs::write(
+        outside.join("kustomization.yaml"),
+        "resources:\n- deployment.yaml\n",
+    )
+    .expect("outside kustomization");
+    std::fs::write(
+        outside.join("deployment.yaml"),
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: leaked}\n",
+    )
+    .expect("outside deployment");
+    let overlay = root.join("apps/app3/overlays/prod");
+    std::fs::remove_dir_all(&overlay).expect("overlay removed");
+    std::os::unix::fs::symlink(&outside, &overlay).expect("symlink");
+    let out = gpulint()
+        .args(["bases/base7/deployment.yaml", "--format", "json"])
+        .current_dir(&root)
+        .output()
+        .expect("gpulint runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(!stdout.contains("leaked"), "{stdout}");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json report");
+    let files: Vec<&str> = report["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter_map(|f| f["file"].as_str())
+        .collect();
+    assert!(
+        files.iter().all(|f| f.starts_with("bases/base7/")
+            || f.starts_with("apps/app7/")
+            || f.starts_with("apps/app17/")),
+        "only base7 and its overlays: {files:?}"
+    );
+    assert!(!files.is_empty(), "base7's findings are still reported");
 }

@@ -17,6 +17,7 @@ use rayon::prelude::*;
 
 use super::kustomization::{is_remote, references};
 use super::{kustomization_file, normalize};
+use crate::source::repo::Beneath;
 use crate::source::yaml::Stream;
 
 /// More kustomizations than this are not indexed: every candidate is kept (rendered and
@@ -35,9 +36,9 @@ struct Reads {
 }
 
 /// The roots among `candidates` (absolute, normalized kustomization folders) whose render may
-/// read one of `named` (absolute, normalized files). `files` are files the walk that found the
-/// candidates saw (a path among them is no folder). Folders outside `boundary` are not read
-/// (the renderer refuses them too).
+/// read one of `named` (absolute, normalized files). `files` are the files the listing that
+/// found the candidates saw (the walk, or git's index: a path among them is no folder).
+/// Folders outside `boundary` are not read (the renderer refuses them too).
 pub fn roots_reading(
     candidates: &[PathBuf],
     files: &HashSet<PathBuf>,
@@ -85,19 +86,20 @@ fn index(
     if candidates.len() >= MAX_INDEXED {
         return None;
     }
-    // Found by the walk, which follows no symlink: their files can be read without resolving
-    // each folder of their paths again.
-    let walked = Walked {
+    // Listed by the walk or by git's index: their files are read beneath the boundary by a
+    // relative path the kernel checks (no symlink, no `..` out), not by resolving each folder.
+    let listed = Listed {
         folders: candidates.iter().collect(),
         files,
+        beneath: Beneath::open(boundary),
     };
-    // The walked kustomizations, read and parsed in parallel: one small file each, but a
+    // The listed kustomizations, read and parsed in parallel: one small file each, but a
     // monorepo has thousands, and they are most of the cost of linting one named file.
     let mut graph: HashMap<PathBuf, Reads> = candidates
         .par_iter()
-        .map(|dir| (dir.clone(), reads_of(dir, boundary, &walked)))
+        .map(|dir| (dir.clone(), reads_of(dir, boundary, &listed)))
         .collect();
-    // Folders they name that the walk did not find (ignored, or beside the walked tree).
+    // Folders they name that the listing did not find (ignored, or beside the listed tree).
     let mut todo: Vec<PathBuf> = graph
         .values()
         .flat_map(|reads| &reads.folders)
@@ -111,7 +113,7 @@ fn index(
         if graph.len() >= MAX_INDEXED {
             return None;
         }
-        let reads = reads_of(&dir, boundary, &walked);
+        let reads = reads_of(&dir, boundary, &listed);
         todo.extend(
             reads
                 .folders
@@ -124,19 +126,22 @@ fn index(
     Some(graph)
 }
 
-/// What the walk saw: kustomization folders, and files.
-struct Walked<'w> {
+/// What the listing (the walk, or git's index) found: kustomization folders, and files.
+struct Listed<'w> {
     folders: HashSet<&'w PathBuf>,
     files: &'w HashSet<PathBuf>,
+    /// The boundary, opened once: listed kustomizations are read beneath it.
+    beneath: Beneath,
 }
 
-fn reads_of(dir: &Path, boundary: &Path, walked: &Walked) -> Reads {
+fn reads_of(dir: &Path, boundary: &Path, listed: &Listed) -> Reads {
     let mut reads = Reads::default();
     if !dir.starts_with(boundary) {
         return reads;
     }
+    let was_listed = listed.folders.contains(&dir.to_path_buf());
     let Some((file, bytes)) =
-        read_kustomization(dir, boundary, walked.folders.contains(&dir.to_path_buf()))
+        read_kustomization(dir, boundary, was_listed.then_some(&listed.beneath))
     else {
         return reads; // not a kustomization: the render fails and reads nothing
     };
@@ -162,11 +167,11 @@ fn reads_of(dir: &Path, boundary: &Path, walked: &Walked) -> Reads {
                 continue; // never fetched: the root fails to render
             }
             let path = normalize(&dir.join(r.written));
-            // A walked kustomization folder is a folder, a walked file is none: no need to ask
+            // A listed kustomization folder is a folder, a listed file is none: no need to ask
             // the file system (thousands of `stat`s in a monorepo).
             let folder = r.folder_ok
-                && (walked.folders.contains(&path)
-                    || (!walked.files.contains(&path) && path.is_dir()));
+                && (listed.folders.contains(&path)
+                    || (!listed.files.contains(&path) && path.is_dir()));
             if folder {
                 reads.folders.push(path);
             } else {
@@ -181,19 +186,18 @@ fn reads_of(dir: &Path, boundary: &Path, walked: &Walked) -> Reads {
 /// folder has none.
 type Read = (PathBuf, Result<Vec<u8>, crate::source::repo::Refused>);
 
-fn read_kustomization(dir: &Path, boundary: &Path, walked: bool) -> Option<Read> {
-    #[cfg(unix)]
-    if walked {
+fn read_kustomization(dir: &Path, boundary: &Path, listed: Option<&Beneath>) -> Option<Read> {
+    if let Some(beneath) = listed {
         for name in super::KUSTOMIZATION_FILE_NAMES {
-            match crate::source::repo::read_in_walked_folder(dir, name) {
+            let file = dir.join(name);
+            match beneath.read(&file) {
                 Ok(None) => continue,
-                Ok(Some(bytes)) => return Some((dir.join(name), Ok(bytes))),
-                Err(refused) => return Some((dir.join(name), Err(refused))),
+                Ok(Some(bytes)) => return Some((file, Ok(bytes))),
+                Err(refused) => return Some((file, Err(refused))),
             }
         }
         return None;
     }
-    let _ = walked;
     let file = kustomization_file(dir)?;
     let bytes = crate::source::repo::read_file(&file, Some(boundary));
     Some((file, bytes))
