@@ -65,8 +65,8 @@ pub fn is_known_mig_profile(profile: &str) -> bool {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum DeviceCount {
     Known(u64),
-    /// `allocationMode: All`: every matching device.
-    All,
+    /// `allocationMode: All`: every matching device (the span is the `All`).
+    All(Span),
     /// Templated, invalid, or alternatives (`firstAvailable`) that differ.
     Unknown,
 }
@@ -144,8 +144,11 @@ impl Claim {
 }
 
 fn count_of(node: &Node) -> DeviceCount {
-    if node.get_str("allocationMode") == Some("All") {
-        return DeviceCount::All;
+    if let Some(mode) = node
+        .get("allocationMode")
+        .filter(|m| m.text() == Some("All"))
+    {
+        return DeviceCount::All(mode.span);
     }
     match node.get("count") {
         None => DeviceCount::Known(1),

@@ -245,10 +245,10 @@ fn check_claim_object(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {
                 ));
             }
         }
-        if gpu && r.count == DeviceCount::All {
+        if let (true, DeviceCount::All(mode)) = (gpu, &r.count) {
             hits.push(Hit::new(
                 Rule::DraGpuCountUnknown,
-                w.object.node.entry("kind").map_or(w.object.node.span.at_start(), |e| e.value.span),
+                *mode,
                 format!(
                     "request `{}` of {kind} `{name}` takes every matching GPU on the node (`allocationMode: All`): how many is not known from the repo, so GPU totals leave it out",
                     r.name
