@@ -24,15 +24,22 @@ pub(super) fn hit(
         )
         .container(c);
     };
-    let at = match rec.oom_reference {
-        Some(OomReference::MeasuredLimit(l)) => {
+    let current = c.resources.limits.get("memory");
+    let at = match (rec.oom_reference, current) {
+        (Some(OomReference::MeasuredLimit(l)), _) => {
             format!(" at a memory limit of {}", quantity_text(l))
         }
         // The snapshot does not say which limit was hit: the bump starts from the observed
         // max, which sampling may have left below it.
-        _ => " (no limit measured: bumped from the observed max)".to_string(),
+        (_, Some(_)) => {
+            " at a memory limit the data does not give (so the advice starts from the measured max)"
+                .to_string()
+        }
+        (_, None) => {
+            " with no memory limit set or measured (so the advice starts from the measured max)"
+                .to_string()
+        }
     };
-    let current = c.resources.limits.get("memory");
     match (limit, current) {
         (Some(l), Some(q)) if l >= rec.computed_bytes => Hit::new(
             Rule::OomKillAddressed,
