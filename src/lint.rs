@@ -632,9 +632,14 @@ impl Linter {
             .iter()
             .flat_map(|v| v.split(','))
             .any(|s| rules::Rule::parse(s.trim()) == Some(info.rule));
-        let (line, _) = file.stream.line_col(span.start());
+        // The anchor is in the same text as the span unless the span was moved to another file
+        // (a Helm value's origin).
+        let lines: Vec<usize> = std::iter::once(span)
+            .chain(hit.comment_anchor.filter(|_| span == hit.span))
+            .map(|s| file.stream.line_col(s.start()).0)
+            .collect();
         let suppression = comments
-            .and_then(|c| comment_suppression(c, line, info))
+            .and_then(|c| comment_suppression(c, &lines, info))
             .or_else(|| {
                 annotated.then_some(Suppression {
                     kind: SuppressionKind::Annotation,
@@ -820,14 +825,16 @@ fn suppression_comments(comments: &[Comment]) -> HashMap<usize, IgnoreComment> {
         .collect()
 }
 
-/// A suppression comment on the finding's line or the line above.
+/// A suppression comment on one of the finding's lines (its own, and its comment anchor's) or
+/// the line above.
 fn comment_suppression(
     comments: &HashMap<usize, IgnoreComment>,
-    line: usize,
+    lines: &[usize],
     info: &rules::RuleInfo,
 ) -> Option<Suppression> {
-    [Some(line), line.checked_sub(1)]
-        .into_iter()
+    lines
+        .iter()
+        .flat_map(|&line| [Some(line), line.checked_sub(1)])
         .flatten()
         .filter_map(|l| comments.get(&l))
         .find(|c| {

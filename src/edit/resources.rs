@@ -38,7 +38,7 @@ impl<'t> Target<'t> {
     }
 
     /// The text a node tagged `source` was written in.
-    fn text_of(&self, source: SourceId) -> Option<&'t str> {
+    pub(crate) fn text_of(&self, source: SourceId) -> Option<&'t str> {
         match source.index() {
             None => Some(self.text),
             Some(i) => self.files.get(i).map(|t| &**t),

@@ -127,9 +127,10 @@ fn check_parallelism(cx: &Context, w: &Workload, c: &Container, e: &Engine, hits
             format!("{ranks} ranks, {gpus} GPUs"),
         )
     };
+    let (span, comment_anchor) = super::flag_span(cx, first.node, &first.flag);
     let mut hit = Hit::new(
         Rule::GpuParallelismMismatch,
-        first.node.span,
+        span,
         format!(
             "{} in {who} starts {ranks} rank(s) ({flags}) on {gpus} GPU(s): {consequence}",
             e.name
@@ -139,6 +140,7 @@ fn check_parallelism(cx: &Context, w: &Workload, c: &Container, e: &Engine, hits
     .help(format!(
         "make the product of the parallelism flags equal the GPUs of the pod ({gpus}), or request {ranks} GPU(s)"
     ))
+    .comment_anchor(comment_anchor)
     .container(c);
     if ranks < gpus {
         hit = hit.frees((gpus - ranks) as f64, w, c);
@@ -662,9 +664,16 @@ mod tests {
         let fewer = deployment("      - name: tgi\n        image: ghcr.io/huggingface/text-generation-inference:3.0\n        env: [{name: NUM_SHARD, value: \"2\"}]\n        resources:\n          limits: {nvidia.com/gpu: 4, cpu: 8, memory: 64Gi}\n          requests: {nvidia.com/gpu: 4, cpu: 8, memory: 64Gi}\n");
         assert_eq!(rules_hit(&fewer), ["GPU012 \"2\""]);
         let shell = deployment("      - name: train\n        image: pytorch/pytorch\n        command: [sh, -c, \"torchrun --nproc_per_node=8 train.py\"]\n        resources:\n          limits: {nvidia.com/gpu: 4, cpu: 8, memory: 64Gi}\n          requests: {nvidia.com/gpu: 4, cpu: 8, memory: 64Gi}\n");
+        // In a script, the flag itself (a script is many lines)…
+        assert_eq!(rules_hit(&shell), ["GPU012 --nproc_per_node=8"]);
+        // …unless it is written twice: then which one counts is not pointed at.
+        let twice = shell.replace(
+            "\"torchrun --nproc_per_node=8 train.py\"",
+            "\"echo --nproc_per_node=8; torchrun --nproc_per_node=8 train.py\"",
+        );
         assert_eq!(
-            rules_hit(&shell),
-            ["GPU012 \"torchrun --nproc_per_node=8 train.py\""]
+            rules_hit(&twice),
+            ["GPU012 \"echo --nproc_per_node=8; torchrun --nproc_per_node=8 train.py\""]
         );
     }
 

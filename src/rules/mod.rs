@@ -26,7 +26,7 @@ use crate::k8s::gpu::GpuNames;
 use crate::k8s::workload::{Container, ObjectRef, Workload};
 use crate::metrics::recommend::Policy;
 use crate::metrics::usage::{ContainerKey, UsageSet};
-use crate::source::yaml::Span;
+use crate::source::yaml::{offset32, Node, ScalarStyle, Span};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -573,6 +573,9 @@ pub struct Hit {
     pub recommended: Option<headroom::Recommended>,
     /// What following the finding frees (GPUs per pod, pods).
     pub frees: Option<savings::Frees>,
+    /// Where else a suppression comment may sit, when `span` points inside a multi-line value
+    /// (a flag in a script): that value's first line, since no YAML comment fits inside it.
+    pub comment_anchor: Option<Span>,
 }
 
 impl Hit {
@@ -587,6 +590,7 @@ impl Hit {
             fix: None,
             recommended: None,
             frees: None,
+            comment_anchor: None,
         }
     }
 
@@ -604,6 +608,12 @@ impl Hit {
     /// Attaches a fix, if there is one: a finding is fixable exactly when it carries a fix.
     pub fn with_fix(mut self, fix: Option<Fix>) -> Hit {
         self.fix = fix;
+        self
+    }
+
+    /// A suppression comment at `value` (on its first line or the line above) counts too.
+    pub fn comment_anchor(mut self, value: Span) -> Hit {
+        self.comment_anchor = Some(value);
         self
     }
 
@@ -796,6 +806,71 @@ pub(crate) fn container_label(c: &Container) -> String {
             format!("`{}`", place.join("."))
         }
     }
+}
+/// Where `flag` and its value are written inside `node`, a script (`bash -c "… --flag=2 …"`)
+/// or an argument: the flag's own text, when the node's text in its file holds that flag
+/// exactly once; else the whole node (a flag written twice, or in a comment, is not guessed at).
+/// Second, where a suppression comment for it may sit ([`Hit::comment_anchor`]): a block
+/// scalar's header line (`- |`), the node's first line otherwise.
+pub(crate) fn flag_span(cx: &Context, node: &Node, flag: &str) -> (Span, Span) {
+    let whole = node.span;
+    let Some(text) = cx.target.text_of(whole.source) else {
+        return (whole, whole);
+    };
+    let block = node
+        .as_scalar()
+        .is_some_and(|s| matches!(s.style, ScalarStyle::Literal | ScalarStyle::Folded));
+    // A block scalar's span starts on its first content line; its header is the line before.
+    let anchor = text
+        .get(..whole.start())
+        .filter(|_| block)
+        .and_then(|before| before.trim_end_matches(' ').strip_suffix('\n'))
+        .map_or(whole, |header| {
+            let at = header.rfind('\n').map_or(0, |i| i + 1);
+            Span {
+                start: offset32(at),
+                end: offset32(at),
+                source: whole.source,
+            }
+        });
+    let Some(raw) = text.get(whole.range()) else {
+        return (whole, anchor);
+    };
+    let bytes = raw.as_bytes();
+    let ends_word = |b: u8| b.is_ascii_whitespace() || b"\"',[]=;&|\\".contains(&b);
+    let mut found = raw.match_indices(flag).filter(|(at, _)| {
+        let before = at.checked_sub(1).and_then(|i| bytes.get(i));
+        let after = bytes.get(at + flag.len());
+        before.is_none_or(|&b| ends_word(b)) && after.is_none_or(|&b| ends_word(b))
+    });
+    let (Some((at, _)), None) = (found.next(), found.next()) else {
+        return (whole, anchor);
+    };
+    // The value: `=2`, or the next word after blanks.
+    let mut end = at + flag.len();
+    let rest = bytes.get(end..).unwrap_or_default();
+    let value_start = match rest.first() {
+        Some(b'=') => 1,
+        _ => rest
+            .iter()
+            .take_while(|b| matches!(b, b' ' | b'\t'))
+            .count(),
+    };
+    let value_len = rest
+        .get(value_start..)
+        .unwrap_or_default()
+        .iter()
+        .take_while(|&&b| !ends_word(b))
+        .count();
+    if value_len > 0 {
+        end += value_start + value_len;
+    }
+    let span = Span {
+        start: offset32(whole.start() + at),
+        end: offset32(whole.start() + end),
+        source: whole.source,
+    };
+    (span, anchor)
 }
 
 /// The span to underline for a container-level finding: its `resources:` key, else its name.

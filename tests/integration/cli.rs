@@ -243,6 +243,41 @@ fn suppression_by_comment_annotation_and_config() {
     assert_eq!(files, ["plain.yaml"], "{value:#}");
 }
 
+/// A finding inside a script points at the flag, on a line of the block scalar where no YAML
+/// comment can go: a comment at the script's first line (after `|`) or above it suppresses it.
+#[test]
+fn a_finding_inside_a_script_is_suppressed_by_a_comment_at_the_script() {
+    let job = |header: &str| {
+        format!(
+            "apiVersion: batch/v1\nkind: Job\nmetadata: {{name: train}}\nspec:\n  template:\n    spec:\n      containers:\n      - name: train\n        image: pytorch/pytorch\n        command: [bash, -c]\n        args:\n{header}\n          pip install -r requirements.txt\n          torchrun --nnodes=1 --nproc_per_node=2 train.py\n        resources:\n          limits: {{nvidia.com/gpu: 8}}\n"
+        )
+    };
+    let repo = temp_tree(&[
+        ("plain.yaml", &job("        - |")),
+        (
+            "after.yaml",
+            &job("        - | # gpulint: ignore[GPU012] two ranks on purpose"),
+        ),
+        (
+            "above.yaml",
+            &job("        # gpulint: ignore[GPU012] two ranks on purpose\n        - |"),
+        ),
+    ]);
+    let (_, value) = json(&[repo.path().to_str().unwrap(), "--format", "json"]);
+    let gpu012: Vec<(String, u64)> = value["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "GPU012")
+        .map(|f| {
+            let file = f["file"].as_str().unwrap().rsplit('/').next().unwrap();
+            (file.to_string(), f["line"].as_u64().unwrap())
+        })
+        .collect();
+    // Line 14: `torchrun …`, the flag, not the script's first line.
+    assert_eq!(gpu012, [("plain.yaml".to_string(), 14)], "{value:#}");
+}
+
 #[test]
 fn gitignore_and_config_excludes_are_honoured() {
     let repo = temp_tree(&[
