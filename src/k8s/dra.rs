@@ -71,6 +71,16 @@ pub enum DeviceCount {
     Unknown,
 }
 
+impl DeviceCount {
+    /// The same count, wherever it is written (`All` carries the span of its `All`).
+    fn same_as(&self, other: &DeviceCount) -> bool {
+        match (self, other) {
+            (DeviceCount::All(_), DeviceCount::All(_)) => true,
+            (a, b) => a == b,
+        }
+    }
+}
+
 /// A MIG profile a CEL selector compares `device.attributes['gpu.nvidia.com'].profile` with.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MigProfile {
@@ -212,7 +222,7 @@ impl DeviceRequest {
                 .filter_map(|a| a.get_str("deviceClassName"))
                 .collect();
             let counts: Vec<DeviceCount> = alternatives.iter().map(count_of).collect();
-            let same = counts.windows(2).all(|w| w[0] == w[1]);
+            let same = counts.windows(2).all(|w| w[0].same_as(&w[1]));
             return DeviceRequest {
                 name,
                 device_class: (classes.len() == 1)
@@ -373,6 +383,16 @@ mod tests {
         let (known, unknown) = gpus(&claim(&all));
         assert!(known.is_empty());
         assert_eq!(unknown, BTreeSet::from(["gpu.nvidia.com".to_string()]));
+        // Alternatives that all take every device agree on the count, wherever each is written.
+        let first_available = all.replace(
+            "        exactly: {deviceClassName: gpu.nvidia.com, allocationMode: All}\n",
+            "        firstAvailable:\n        - {name: big, deviceClassName: gpu.nvidia.com, allocationMode: All}\n        - {name: small, deviceClassName: gpu.nvidia.com, allocationMode: All}\n",
+        );
+        assert_ne!(first_available, all);
+        assert!(matches!(
+            claim(&first_available).requests[0].count,
+            DeviceCount::All(_)
+        ));
     }
 
     #[test]
