@@ -820,11 +820,13 @@ pub(crate) fn flag_span(cx: &Context, node: &Node, flag: &str) -> (Span, Span) {
     let block = node
         .as_scalar()
         .is_some_and(|s| matches!(s.style, ScalarStyle::Literal | ScalarStyle::Folded));
-    // A block scalar's span starts on its first content line; its header is the line before.
+    // A block scalar's span starts on its first content line (blank lines before it are
+    // content too): its header is the last line before with anything on it.
     let anchor = text
         .get(..whole.start())
         .filter(|_| block)
-        .and_then(|before| before.trim_end_matches(' ').strip_suffix('\n'))
+        .map(str::trim_end)
+        .filter(|header| !header.is_empty())
         .map_or(whole, |header| {
             let at = header.rfind('\n').map_or(0, |i| i + 1);
             Span {

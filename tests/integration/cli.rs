@@ -262,6 +262,15 @@ fn a_finding_inside_a_script_is_suppressed_by_a_comment_at_the_script() {
             "above.yaml",
             &job("        # gpulint: ignore[GPU012] two ranks on purpose\n        - |"),
         ),
+        // Blank lines opening the script are part of it: the header is still `- |`.
+        (
+            "after_blank.yaml",
+            &job("        - | # gpulint: ignore[GPU012] two ranks on purpose\n\n"),
+        ),
+        (
+            "above_blank.yaml",
+            &job("        # gpulint: ignore[GPU012] two ranks on purpose\n        - |\n"),
+        ),
     ]);
     let (_, value) = json(&[repo.path().to_str().unwrap(), "--format", "json"]);
     let gpu012: Vec<(String, u64)> = value["findings"]
