@@ -116,7 +116,7 @@ fn roots_under(dir: &Path, config: &dyn Excludes) -> (Vec<PathBuf>, HashSet<Path
 /// under `dir` that git tracks (committed or staged, as pre-commit commits them), and the
 /// tracked files there. One file read, where the walk costs five system calls per folder (most
 /// of the time of linting one named file in a monorepo). An untracked overlay is not among
-/// them. `None` (walk instead) outside a git work tree, when `dir` is not inside it as
+/// them (the caller walks when a named file is untracked itself). `None` (walk instead) outside a git work tree, when `dir` is not inside it as
 /// written, when git tracks nothing there yet, or when the index does not list every file of
 /// the checkout there: a submodule (its files are in its own index) or a sparse checkout.
 fn tracked_under(dir: &Path, config: &dyn Excludes) -> Option<(Vec<PathBuf>, HashSet<PathBuf>)> {
@@ -134,6 +134,9 @@ fn tracked_under(dir: &Path, config: &dyn Excludes) -> Option<(Vec<PathBuf>, Has
         prefix.extend_from_slice(part.as_os_str().as_encoded_bytes());
         prefix.push(b'/');
     }
+    // `.git/index`, also under `git commit -a`, whose hooks get a temporary index in
+    // GIT_INDEX_FILE (libgit2 does not read it): the same paths but for deletions, which can
+    // only add a root that is then rendered and dropped.
     let index = repo.index().ok()?;
     let mut roots = Vec::new();
     let mut files = HashSet::new();
@@ -326,8 +329,11 @@ pub fn discover(paths: &[PathBuf], config: &dyn Excludes, repo_root: Option<&Pat
         None => Vec::new(),
     };
     if let (Some(start), false) = (start, inside.is_empty() || all_git_ignored(&inside)) {
-        let (candidates, files) =
-            tracked_under(&start, config).unwrap_or_else(|| roots_under(&start, config));
+        let (candidates, files) = tracked_under(&start, config)
+            // A named file git does not track (a new overlay's patch, before `git add`) may be
+            // read by kustomizations git does not track either: walk.
+            .filter(|(_, tracked)| inside.iter().all(|f| tracked.contains(f)))
+            .unwrap_or_else(|| roots_under(&start, config));
         // Only the roots whose kustomization files lead to a named file (no render needed).
         let candidates =
             crate::source::kustomize::roots_reading(&candidates, &files, &inside, &start);

@@ -298,7 +298,14 @@ impl Beneath {
             }
         }
         match read_file(path, Some(&self.root)) {
-            Err(Refused::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(Refused::Io(e))
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+                ) =>
+            {
+                Ok(None)
+            }
             read => read.map(Some),
         }
     }

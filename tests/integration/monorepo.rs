@@ -119,15 +119,20 @@ fn the_finding_of_a_named_patch_lands_in_it() {
     );
 }
 
-/// A second overlay over base7, written after the commit.
+/// A second overlay over base7, with a patch of its own, written after the commit.
 fn add_overlay(root: &Path) {
     let dir = root.join("apps/new/overlays/prod");
     std::fs::create_dir_all(&dir).expect("overlay folder");
     std::fs::write(
         dir.join("kustomization.yaml"),
-        "namePrefix: new-\nresources:\n- ../../../../bases/base7\n",
+        "namePrefix: new-\nresources:\n- ../../../../bases/base7\npatches:\n- path: patch.yaml\n",
     )
     .expect("kustomization written");
+    std::fs::write(
+        dir.join("patch.yaml"),
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: app7}\n",
+    )
+    .expect("patch written");
 }
 
 const BASE7: [&str; 3] = [
@@ -144,6 +149,12 @@ fn an_overlay_git_does_not_track_is_not_looked_at_until_it_is_added() {
     let (_tmp, root) = monorepo();
     add_overlay(&root);
     assert_eq!(roots_for(&root, "bases/base7/deployment.yaml"), BASE7);
+    // Its own patch, named before `git add` (by hand, not by pre-commit): untracked itself, so
+    // the walk finds the overlay that reads it, and the patch is linted through it.
+    assert_eq!(
+        roots_for(&root, "apps/new/overlays/prod/patch.yaml"),
+        ["apps/new/overlays/prod"]
+    );
     git(&root, &["add", "apps/new"]);
     assert_eq!(
         roots_for(&root, "bases/base7/deployment.yaml"),
@@ -202,6 +213,14 @@ fn a_tracked_folder_swapped_for_a_symlink_out_is_not_read_through() {
     let overlay = root.join("apps/app3/overlays/prod");
     std::fs::remove_dir_all(&overlay).expect("overlay removed");
     std::os::unix::fs::symlink(&outside, &overlay).expect("symlink");
+    // Refused, not read: a kustomization that cannot be read counts as reading anything, so
+    // the overlay is among the roots looked at for base7 (read through the link, it would read
+    // only the outside file and not be).
+    assert!(
+        roots_for(&root, "bases/base7/deployment.yaml").contains(&"apps/app3/overlays/prod".into()),
+        "{:?}",
+        roots_for(&root, "bases/base7/deployment.yaml")
+    );
     let out = gpulint()
         .args(["bases/base7/deployment.yaml", "--format", "json"])
         .current_dir(&root)
