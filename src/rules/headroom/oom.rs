@@ -36,7 +36,7 @@ pub(super) fn hit(
                 .to_string()
         }
         (_, None) => {
-            " with no memory limit set or measured (so the advice starts from the measured max)"
+            " with no memory limit in the manifest or the data (so the advice starts from the measured max)"
                 .to_string()
         }
     };
