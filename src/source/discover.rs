@@ -125,7 +125,7 @@ fn tracked_under(dir: &Path, config: &dyn Excludes) -> Option<(Vec<PathBuf>, Has
     const MODE_GITLINK: u32 = 0o160000;
     const MODE_FOLDER: u32 = 0o040000; // a sparse index's folder entry
     const SKIP_WORKTREE: u16 = 1 << 14; // in `flags_extended`: a sparse checkout's file
-    let repo = git2::Repository::discover(dir).ok()?;
+    let repo = crate::source::repo::open_git(dir)?;
     let workdir = normalize(repo.workdir()?);
     let below = dir.strip_prefix(&workdir).ok()?;
     // `dir` as git writes paths: relative to the work tree, `/`-separated, with a trailing `/`.
@@ -386,7 +386,7 @@ fn skipped(entry: &ignore::DirEntry, repository: &Path, config: &dyn Excludes) -
 /// looking for the roots that might read it would render the whole repository for nothing).
 fn all_git_ignored(files: &[PathBuf]) -> bool {
     files.iter().all(|f| {
-        let Ok(repo) = git2::Repository::discover(f.parent().unwrap_or(Path::new("."))) else {
+        let Some(repo) = crate::source::repo::open_git(f.parent().unwrap_or(Path::new("."))) else {
             return false;
         };
         let Some(workdir) = repo.workdir().map(normalize) else {

@@ -311,10 +311,66 @@ impl Beneath {
     }
 }
 
+/// The git repository holding `path`, opened by libgit2 (the one way gpulint opens one):
+/// `None` outside one, and when a file libgit2 reads with a blocking `open` (`.git` itself when
+/// it is a file, `config`, `commondir`, `HEAD`, `index`) is a FIFO, a device or a folder. A
+/// `.git` folder is repository content when the tree is not a checkout (an unpacked archive): a
+/// FIFO there would stop the run forever.
+pub fn open_git(path: &Path) -> Option<git2::Repository> {
+    // Every `.git` up the path: libgit2 passes over one that is no repository (an empty folder)
+    // and opens the next.
+    let safe = normalize(path)
+        .ancestors()
+        .map(|dir| dir.join(".git"))
+        .filter(|dot_git| std::fs::symlink_metadata(dot_git).is_ok())
+        .all(|dot_git| git_files_are_regular(&dot_git));
+    if !safe {
+        return None;
+    }
+    git2::Repository::discover(path).ok()
+}
+
+/// See [`open_git`]: whether the files libgit2 opens a repository with are regular or absent.
+fn git_files_are_regular(dot_git: &Path) -> bool {
+    let regular_or_absent = |path: &Path| match std::fs::metadata(path) {
+        Ok(meta) => meta.is_file(),
+        Err(e) => e.kind() == std::io::ErrorKind::NotFound,
+    };
+    // The folder a `gitdir: …` or `commondir` file names (relative to the file's folder).
+    let named_in = |file: &Path| -> Option<PathBuf> {
+        let text = String::from_utf8(read_file(file, None).ok()?).ok()?;
+        let line = text.lines().next()?.trim();
+        let named = line.strip_prefix("gitdir:").unwrap_or(line).trim();
+        Some(file.parent()?.join(named))
+    };
+    let git_dir = match std::fs::metadata(dot_git) {
+        Ok(meta) if meta.is_dir() => dot_git.to_path_buf(),
+        // A worktree's or a submodule's `.git` file.
+        Ok(meta) if meta.is_file() => match named_in(dot_git) {
+            Some(dir) => dir,
+            None => return true, // not one: libgit2 refuses it without reading further
+        },
+        Ok(_) => return false,
+        Err(_) => return true, // a dangling link: libgit2 finds no repository there
+    };
+    let files = ["config", "commondir", "HEAD", "index"];
+    if !files
+        .iter()
+        .all(|name| regular_or_absent(&git_dir.join(name)))
+    {
+        return false;
+    }
+    let common = git_dir.join("commondir");
+    match std::fs::metadata(&common) {
+        Ok(_) => named_in(&common).is_none_or(|dir| regular_or_absent(&dir.join("config"))),
+        Err(_) => true,
+    }
+}
+
 /// The root of the git work tree holding `path` (found by git, canonicalized), if any; unlike
 /// [`repository_of`], `None` outside a work tree.
 pub fn git_work_tree(path: &Path) -> Option<PathBuf> {
-    let repo = git2::Repository::discover(path).ok()?;
+    let repo = open_git(path)?;
     let workdir = repo.workdir()?;
     std::fs::canonicalize(workdir).ok()
 }

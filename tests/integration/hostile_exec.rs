@@ -531,6 +531,44 @@ fn a_fifo_or_a_folder_named_as_a_manifest_is_not_a_regular_file() {
     );
 }
 
+/// A `.git` folder is repository content when the tree is not a checkout (an unpacked
+/// archive): a FIFO among the files libgit2 opens (`config`, `index`), or as `.git` itself,
+/// would block the run forever when a named file makes gpulint ask git which kustomizations it
+/// tracks. gpulint treats such a tree as no git work tree and walks it.
+#[test]
+fn a_fifo_in_the_git_folder_does_not_stop_a_run() {
+    for fifo in [".git/config", ".git/index", ".git", "sub/.git"] {
+        let s = Scene::new();
+        s.write("sub/app/kustomization.yaml", "resources: [deploy.yaml]\n");
+        s.write(
+            "sub/app/deploy.yaml",
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  template:\n    spec:\n      containers:\n      - name: c\n        image: x\n        resources:\n          limits: {nvidia.com/gpu: 1}\n          requests: {nvidia.com/gpu: 2}\n",
+        );
+        if fifo == ".git" {
+            fs::remove_dir_all(s.repo().join(".git")).unwrap();
+        } else {
+            // Enough of a repository for libgit2 to open it (and read its config and index).
+            s.write(".git/HEAD", "ref: refs/heads/main\n");
+            fs::create_dir_all(s.repo().join(".git/objects")).unwrap();
+            fs::create_dir_all(s.repo().join(".git/refs")).unwrap();
+        }
+        assert!(Command::new("mkfifo")
+            .arg(s.repo().join(fifo))
+            .status()
+            .unwrap()
+            .success());
+        let out = gpulint_with(
+            &s.repo(),
+            &["--format", "json", "sub/app/deploy.yaml"],
+            &[],
+            Duration::from_secs(30),
+        );
+        // Linted through the kustomization that reads it, found by the walk.
+        assert_eq!(out.code, 1, "{fifo}: {}", out.all());
+        assert!(out.stdout.contains("GPU002"), "{fifo}: {}", out.all());
+    }
+}
+
 #[test]
 fn a_manifest_over_the_size_cap_is_refused() {
     let s = Scene::new();
