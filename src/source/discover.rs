@@ -116,15 +116,15 @@ fn roots_under(dir: &Path, config: &dyn Excludes) -> (Vec<PathBuf>, HashSet<Path
 /// under `dir` that git tracks (committed or staged, as pre-commit commits them), and the
 /// tracked files there. One file read, where the walk costs five system calls per folder (most
 /// of the time of linting one named file in a monorepo). An untracked overlay is not among
-/// them (the caller walks when a named file is untracked itself). `None` (walk instead) outside a git work tree, when `dir` is not inside it as
-/// written, when git tracks nothing there yet, or when the index does not list every file of
-/// the checkout there: a submodule (its files are in its own index) or a sparse checkout.
+/// them (the caller walks when a named file is untracked itself). A file git lists but the
+/// work tree lacks (deleted, or skip-worktree in a sparse checkout) is simply not read. `None`
+/// (walk instead) outside a git work tree, when `dir` is not inside it as written, when git
+/// tracks nothing there yet, when libgit2 cannot read the index (a sparse index), or when a
+/// submodule is there (its files are in its own index).
 fn tracked_under(dir: &Path, config: &dyn Excludes) -> Option<(Vec<PathBuf>, HashSet<PathBuf>)> {
     const MODE_TYPE: u32 = 0o170000;
     const MODE_FILE: u32 = 0o100000;
     const MODE_GITLINK: u32 = 0o160000;
-    const MODE_FOLDER: u32 = 0o040000; // a sparse index's folder entry
-    const SKIP_WORKTREE: u16 = 1 << 14; // in `flags_extended`: a sparse checkout's file
     let repo = crate::source::repo::open_git(dir)?;
     let workdir = normalize(repo.workdir()?);
     let below = dir.strip_prefix(&workdir).ok()?;
@@ -145,8 +145,7 @@ fn tracked_under(dir: &Path, config: &dyn Excludes) -> Option<(Vec<PathBuf>, Has
             continue;
         };
         let mode = entry.mode & MODE_TYPE;
-        if mode == MODE_GITLINK || mode == MODE_FOLDER || entry.flags_extended & SKIP_WORKTREE != 0
-        {
+        if mode == MODE_GITLINK {
             return None;
         }
         if mode != MODE_FILE {

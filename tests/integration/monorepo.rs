@@ -167,6 +167,23 @@ fn an_overlay_git_does_not_track_is_not_looked_at_until_it_is_added() {
     );
 }
 
+/// A file marked skip-worktree (a local config file, or a sparse checkout's) keeps the index
+/// listing: the overlays are still those git tracks.
+#[test]
+fn a_skip_worktree_file_keeps_the_index_listing() {
+    let (_tmp, root) = monorepo();
+    add_overlay(&root);
+    git(
+        &root,
+        &[
+            "update-index",
+            "--skip-worktree",
+            "apps/app3/overlays/prod/patch.yaml",
+        ],
+    );
+    assert_eq!(roots_for(&root, "bases/base7/deployment.yaml"), BASE7);
+}
+
 /// Where the index does not list every file of the checkout (a submodule's files are in its
 /// own index; so is nothing before the first `git add`), the walk finds the kustomizations,
 /// untracked ones included.
