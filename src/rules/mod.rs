@@ -574,7 +574,7 @@ pub struct Hit {
     /// What following the finding frees (GPUs per pod, pods).
     pub frees: Option<savings::Frees>,
     /// Where else a suppression comment may sit, when `span` points inside a multi-line value
-    /// (a flag in a script): that value's first line, since no YAML comment fits inside it.
+    /// (a flag in a script): a block scalar's header line, since no YAML comment fits inside it.
     pub comment_anchor: Option<Span>,
 }
 
@@ -807,6 +807,7 @@ pub(crate) fn container_label(c: &Container) -> String {
         }
     }
 }
+
 /// Where `flag` and its value are written inside `node`, a script (`bash -c "… --flag=2 …"`)
 /// or an argument: the flag's own text, when the node's text in its file holds that flag
 /// exactly once; else the whole node (a flag written twice, or in a comment, is not guessed at).

@@ -208,18 +208,18 @@ pub fn read_repo_text(path: &Path) -> std::io::Result<String> {
 /// The bytes of `path`, after [`check_file`]; at most [`MAX_FILE_BYTES`] even if it grows.
 pub fn read_file(path: &Path, root: Option<&Path>) -> Result<Vec<u8>, Refused> {
     let real = check_file(path, root)?;
-    let file = std::fs::File::open(&real).map_err(Refused::Io)?;
+    read_capped(std::fs::File::open(&real).map_err(Refused::Io)?)
+}
+
+/// The bytes of an open file, when it is a regular one (checked on the open file: what was
+/// checked by path may have been swapped), at most [`MAX_FILE_BYTES`] even if it grows.
+fn read_capped(file: std::fs::File) -> Result<Vec<u8>, Refused> {
     let meta = file.metadata().map_err(Refused::Io)?;
     if !meta.is_file() {
         return Err(Refused::NotRegular {
             what: kind_of(&meta),
         });
     }
-    read_capped(file, &meta)
-}
-
-/// The bytes of an open regular file, at most [`MAX_FILE_BYTES`] even if it grows.
-fn read_capped(file: std::fs::File, meta: &std::fs::Metadata) -> Result<Vec<u8>, Refused> {
     let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
     file.take(MAX_FILE_BYTES + 1)
         .read_to_end(&mut bytes)
@@ -269,16 +269,7 @@ impl Beneath {
             let resolve =
                 ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
             match rustix::fs::openat2(fd, relative, flags, Mode::empty(), resolve) {
-                Ok(owned) => {
-                    let file = std::fs::File::from(owned);
-                    let meta = file.metadata().map_err(Refused::Io)?;
-                    if !meta.is_file() {
-                        return Err(Refused::NotRegular {
-                            what: kind_of(&meta),
-                        });
-                    }
-                    return read_capped(file, &meta).map(Some);
-                }
+                Ok(owned) => return read_capped(std::fs::File::from(owned)).map(Some),
                 Err(Errno::NOENT | Errno::NOTDIR) => return Ok(None),
                 Err(Errno::LOOP) => {
                     return Err(Refused::NotRegular {
@@ -311,7 +302,8 @@ impl Beneath {
     }
 }
 
-/// The git repository holding `path`, opened by libgit2 (the one way gpulint opens one):
+/// The git repository holding `path`, found by libgit2 (every search for one goes through here;
+/// a root found so is opened again by path only after it):
 /// `None` outside one, and when a file libgit2 reads with a blocking `open` (`.git` itself when
 /// it is a file, `config`, `commondir`, `HEAD`, `index`) is a FIFO, a device or a folder. A
 /// `.git` folder is repository content when the tree is not a checkout (an unpacked archive): a

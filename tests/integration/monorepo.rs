@@ -9,7 +9,7 @@ use std::process::Command;
 use gpulint::config::Config;
 use gpulint::source::discover::discover;
 
-use crate::support::common::{git, gpulint};
+use crate::support::common::{git, gpulint, write_files};
 
 /// `bench/gen_monorepo.py`'s tree, small: 20 overlays over 10 bases (overlay i uses base i % 10),
 /// committed.
@@ -46,6 +46,26 @@ fn roots_for(root: &Path, named: &str) -> Vec<String> {
         .collect();
     roots.sort();
     roots
+}
+
+/// `gpulint NAMED --format json` in `root`: its exit code, its output and the files its
+/// findings are in.
+fn lint_named(root: &Path, named: &str) -> (Option<i32>, String, Vec<String>) {
+    let out = gpulint()
+        .args([named, "--format", "json"])
+        .current_dir(root)
+        .output()
+        .expect("gpulint runs");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let report: serde_json::Value = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    let files = report["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter_map(|f| f["file"].as_str().map(str::to_string))
+        .collect();
+    (out.status.code(), stdout, files)
 }
 
 #[test]
@@ -88,51 +108,36 @@ fn a_named_base_file_renders_the_base_and_every_overlay_over_it_in(root: &Path) 
 #[test]
 fn the_finding_of_a_named_patch_lands_in_it() {
     let (_tmp, root) = monorepo();
-    let out = gpulint()
-        .args(["apps/app7/overlays/prod/patch.yaml", "--format", "json"])
-        .current_dir(&root)
-        .output()
-        .expect("gpulint runs");
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json report");
-    let files: Vec<&str> = report["findings"]
-        .as_array()
-        .expect("findings")
-        .iter()
-        .filter_map(|f| f["file"].as_str())
-        .collect();
+    let (code, stdout, files) = lint_named(&root, "apps/app7/overlays/prod/patch.yaml");
+    assert_eq!(code, Some(1), "{stdout}");
     assert!(!files.is_empty(), "the overlay's GPU findings are reported");
     assert!(
         files
             .iter()
-            .all(|f| *f == "apps/app7/overlays/prod/patch.yaml" || f.starts_with("bases/base7/")),
+            .all(|f| f == "apps/app7/overlays/prod/patch.yaml" || f.starts_with("bases/base7/")),
         "only app7's render is linted: {files:?}"
     );
     assert!(
-        files.contains(&"apps/app7/overlays/prod/patch.yaml"),
+        files.contains(&"apps/app7/overlays/prod/patch.yaml".to_string()),
         "the limit the patch wrote is reported there: {files:?}"
     );
 }
 
 /// A second overlay over base7, with a patch of its own, written after the commit.
 fn add_overlay(root: &Path) {
-    let dir = root.join("apps/new/overlays/prod");
-    std::fs::create_dir_all(&dir).expect("overlay folder");
-    std::fs::write(
-        dir.join("kustomization.yaml"),
-        "namePrefix: new-\nresources:\n- ../../../../bases/base7\npatches:\n- path: patch.yaml\n",
-    )
-    .expect("kustomization written");
-    std::fs::write(
-        dir.join("patch.yaml"),
-        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: app7}\n",
-    )
-    .expect("patch written");
+    write_files(
+        root,
+        &[
+            (
+                "apps/new/overlays/prod/kustomization.yaml",
+                "namePrefix: new-\nresources:\n- ../../../../bases/base7\npatches:\n- path: patch.yaml\n",
+            ),
+            (
+                "apps/new/overlays/prod/patch.yaml",
+                "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: app7}\n",
+            ),
+        ],
+    );
 }
 
 const BASE7: [&str; 3] = [
@@ -216,42 +221,29 @@ fn a_submodule_or_an_empty_index_falls_back_to_the_walk() {
 fn a_tracked_folder_swapped_for_a_symlink_out_is_not_read_through() {
     let (tmp, root) = monorepo();
     let outside = tmp.path().join("outside");
-    std::fs::create_dir_all(&outside).expect("outside folder");
-    std::fs::write(
-        outside.join("kustomization.yaml"),
-        "resources:\n- deployment.yaml\n",
-    )
-    .expect("outside kustomization");
-    std::fs::write(
-        outside.join("deployment.yaml"),
-        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: leaked}\n",
-    )
-    .expect("outside deployment");
+    write_files(
+        &outside,
+        &[
+            ("kustomization.yaml", "resources:\n- deployment.yaml\n"),
+            (
+                "deployment.yaml",
+                "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: leaked}\n",
+            ),
+        ],
+    );
     let overlay = root.join("apps/app3/overlays/prod");
     std::fs::remove_dir_all(&overlay).expect("overlay removed");
     std::os::unix::fs::symlink(&outside, &overlay).expect("symlink");
     // Refused, not read: a kustomization that cannot be read counts as reading anything, so
     // the overlay is among the roots looked at for base7 (read through the link, it would read
     // only the outside file and not be).
+    let roots = roots_for(&root, "bases/base7/deployment.yaml");
     assert!(
-        roots_for(&root, "bases/base7/deployment.yaml").contains(&"apps/app3/overlays/prod".into()),
-        "{:?}",
-        roots_for(&root, "bases/base7/deployment.yaml")
+        roots.contains(&"apps/app3/overlays/prod".to_string()),
+        "{roots:?}"
     );
-    let out = gpulint()
-        .args(["bases/base7/deployment.yaml", "--format", "json"])
-        .current_dir(&root)
-        .output()
-        .expect("gpulint runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let (_, stdout, files) = lint_named(&root, "bases/base7/deployment.yaml");
     assert!(!stdout.contains("leaked"), "{stdout}");
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json report");
-    let files: Vec<&str> = report["findings"]
-        .as_array()
-        .expect("findings")
-        .iter()
-        .filter_map(|f| f["file"].as_str())
-        .collect();
     assert!(
         files.iter().all(|f| f.starts_with("bases/base7/")
             || f.starts_with("apps/app7/")
