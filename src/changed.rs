@@ -13,6 +13,13 @@
 //! release whose chart or values files changed is rendered again by the Helm engine from REF's
 //! files (copied to a temporary folder) and compared the same way; when its declaring manifest
 //! changed, it reads a file parameter, or it does not render at REF, all its objects count.
+//!
+//! Verdicts also read other objects: a ClusterQueue's quota, a ResourceFlavor's labels, a
+//! LocalQueue, a ResourceClaimTemplate (whatever `RepoFacts` records), and the variables a Flux
+//! Kustomization substitutes. When such an object changes (or is removed, or its file deleted),
+//! the findings of the rules that read them (`rules::reads_repo_facts`) on every workload of the
+//! clusters that apply it are in scope too, and a changed Flux Kustomization or ConfigMap brings
+//! in every object of the renders its cluster substitutes variables in.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -23,7 +30,7 @@ use serde_json::Value as Json;
 
 use crate::k8s::workload::{objects_in, ObjectRef};
 use crate::lint::Run;
-use crate::rules::Origin;
+use crate::rules::{Origin, RepoFacts};
 use crate::source::discover::Input;
 use crate::source::document::plain;
 use crate::source::helm::{HelmEngine, SetKind, ValuesSource};
@@ -35,6 +42,10 @@ use crate::source::yaml::Stream;
 
 /// (file index, object identity) of every changed object, and the renders in scope.
 pub struct ChangedScope {
+    /// Clusters in which an object other verdicts read (a queue, a flavor, a claim template)
+    /// changed; `None` in it: one no declaration places (or a deleted file), which any cluster
+    /// may apply.
+    facts_changed: std::collections::BTreeSet<Option<String>>,
     changed: HashSet<(usize, ObjectRef)>,
     /// Render units that read a changed file: the rendered objects that differ from the render
     /// at REF (`None`: it did not render at REF, every object counts).
@@ -44,6 +55,51 @@ pub struct ChangedScope {
     releases: BTreeMap<usize, Option<HashSet<ObjectRef>>>,
     /// Files read from REF, for the summary line.
     pub files_compared: usize,
+    /// Run files whose findings are all kept (the files a pre-commit run names).
+    kept_files: HashSet<usize>,
+}
+
+/// Whether other objects' verdicts read this one: it adds to the repo facts (Kueue queues,
+/// quotas and flavors, Namespaces, DRA claims).
+fn is_fact(object: &crate::k8s::workload::Object) -> bool {
+    let mut facts = RepoFacts::default();
+    facts.add(object);
+    facts != RepoFacts::default()
+}
+
+/// Whether a change of this object changes what Flux substitutes: a Flux Kustomization (its
+/// `postBuild`) or a ConfigMap (a `substituteFrom` source).
+fn is_substitution_source(id: &ObjectRef) -> bool {
+    (id.kind == "Kustomization" && id.api_version.starts_with("kustomize.toolkit.fluxcd.io/"))
+        || (id.kind == "ConfigMap" && id.api_version == "v1")
+}
+
+/// The objects of `roots` that differ between two sides (new, changed or removed), by id.
+fn differing<'a>(
+    before: &'a HashMap<ObjectRef, Json>,
+    now: &'a HashMap<ObjectRef, Json>,
+) -> impl Iterator<Item = &'a ObjectRef> {
+    let changed = now
+        .iter()
+        .filter(|(id, value)| before.get(*id) != Some(value))
+        .map(|(id, _)| id);
+    let removed = before.keys().filter(|id| !now.contains_key(*id));
+    changed.chain(removed)
+}
+
+/// Ids of the objects of `roots` that are facts, and whether one is a substitution source.
+fn dependencies<'a>(roots: impl Iterator<Item = &'a Node>) -> (HashSet<ObjectRef>, bool) {
+    let mut facts = HashSet::new();
+    let mut substitution = false;
+    for root in roots {
+        for object in objects_in(root) {
+            if is_fact(&object) {
+                facts.insert(object.id.clone());
+            }
+            substitution |= is_substitution_source(&object.id);
+        }
+    }
+    (facts, substitution)
 }
 
 fn identities(stream: &Stream) -> HashMap<ObjectRef, Json> {
@@ -105,23 +161,69 @@ impl Sources for TreeSources {
     }
 }
 
-/// The objects of a render that differ from the same root rendered from REF's files; `None`
-/// when it does not render there.
+/// What a render changed since REF.
+struct RenderChange {
+    /// The objects that differ from the same root rendered from REF's files; `None` when it
+    /// does not render there (every object counts).
+    objects: Option<HashSet<ObjectRef>>,
+    /// An object other verdicts read changed, appeared or went away.
+    facts_changed: bool,
+    /// A Flux Kustomization or ConfigMap did.
+    substitution_changed: bool,
+}
+
 fn changed_in_render(
     unit: &crate::source::units::RenderUnit,
     sources: &TreeSources,
     settings: &RenderSettings,
-) -> Option<HashSet<ObjectRef>> {
-    // The built-in renderer only: an external kustomize would read today's files.
-    let before = kustomize::render(&unit.dir, sources, &settings.options()).ok()?;
-    let before = rendered_identities(before.objects.iter());
+) -> RenderChange {
     let now = rendered_identities(unit.objects.iter());
-    Some(
-        now.into_iter()
-            .filter(|(id, value)| before.get(id) != Some(value))
-            .map(|(id, _)| id)
-            .collect(),
-    )
+    // The built-in renderer only: an external kustomize would read today's files.
+    let Ok(mut before) = kustomize::render(&unit.dir, sources, &settings.options()) else {
+        let (facts, substitution) = dependencies(unit.objects.iter());
+        return RenderChange {
+            objects: None,
+            facts_changed: !facts.is_empty(),
+            substitution_changed: substitution,
+        };
+    };
+    // As its cluster applies it, like `unit.objects` (the applier's own declaration changing,
+    // a substitution value, is seen through the Flux Kustomization or ConfigMap that changed).
+    unit.post.apply(&mut before.objects);
+    let (facts, _) = dependencies(unit.objects.iter().chain(before.objects.iter()));
+    let old = rendered_identities(before.objects.iter());
+    let differ: Vec<&ObjectRef> = differing(&old, &now).collect();
+    RenderChange {
+        facts_changed: differ.iter().any(|id| facts.contains(*id)),
+        substitution_changed: differ.iter().any(|id| is_substitution_source(id)),
+        objects: Some(
+            now.iter()
+                .filter(|(id, value)| old.get(*id) != Some(value))
+                .map(|(id, _)| id.clone())
+                .collect(),
+        ),
+    }
+}
+
+/// Whether a YAML file deleted since REF declared an object other verdicts read.
+fn deleted_facts(repo: &Repository, tree: &git2::Tree) -> bool {
+    let Ok(diff) = repo.diff_tree_to_workdir_with_index(Some(tree), None) else {
+        return false;
+    };
+    diff.deltas()
+        .filter(|d| d.status() == git2::Delta::Deleted)
+        .filter_map(|d| {
+            let path = d.old_file().path()?;
+            let yaml = path.extension().is_some_and(|e| e == "yaml" || e == "yml");
+            yaml.then(|| repo.find_blob(d.old_file().id()).ok())
+                .flatten()
+        })
+        .any(|blob| {
+            let stream = Stream::parse_bytes(blob.content());
+            !dependencies(stream.documents.iter().map(|d| &d.root))
+                .0
+                .is_empty()
+        })
 }
 
 /// The objects of a Helm release that differ from the release rendered from REF's chart and
@@ -213,6 +315,8 @@ pub fn scope(
     // Files whose bytes differ from their blob at REF (or that are new there).
     let mut changed_files = HashSet::new();
     let mut files_compared = 0;
+    let mut facts_changed = std::collections::BTreeSet::new();
+    let mut substitutions_changed = std::collections::BTreeSet::new();
     for (index, file) in run.files.iter().enumerate() {
         let now = identities(&file.stream);
         let Input::File(path) = &file.input else {
@@ -228,31 +332,64 @@ pub fn scope(
         let old_text = entry
             .and_then(|entry| repo.find_blob(entry.id()).ok())
             .map(|blob| blob.content().to_vec());
-        let before = match old_text {
-            Some(bytes) => {
-                files_compared += 1;
-                identities(&Stream::parse_bytes(&bytes))
+        let old = old_text.map(|bytes| {
+            files_compared += 1;
+            Stream::parse_bytes(&bytes)
+        });
+        let before = old.as_ref().map(identities).unwrap_or_default();
+        // Objects other verdicts read, changed or removed here: in the clusters applying it.
+        if file.role == crate::source::file::FileRole::Plain {
+            let old_roots = old.iter().flat_map(|s| s.documents.iter().map(|d| &d.root));
+            let now_roots = file.stream.documents.iter().map(|d| &d.root);
+            let (facts, _) = dependencies(now_roots.chain(old_roots));
+            let clusters = run.placement.file_clusters(index);
+            for id in differing(&before, &now) {
+                if facts.contains(id) {
+                    facts_changed.extend(clusters.iter().cloned());
+                }
+                if is_substitution_source(id) {
+                    substitutions_changed.extend(clusters.iter().cloned());
+                }
             }
-            None => HashMap::new(),
-        };
+        }
         for (id, value) in now {
             if before.get(&id) != Some(&value) {
                 changed.insert((index, id));
             }
         }
     }
+    // Files deleted since REF: what they declared may be read by any cluster.
+    if deleted_facts(&repo, &tree) {
+        facts_changed.insert(None);
+    }
     let sources = TreeSources {
         repo: Mutex::new(Repository::open(&root).map_err(|e| format!("--changed-since: {e}"))?),
         tree: tree.id(),
         root: normalize(&root),
     };
-    let units = run
-        .units
-        .iter()
-        .enumerate()
-        .filter(|(_, unit)| unit.files.iter().any(|f| changed_files.contains(f)))
-        .map(|(i, unit)| (i, changed_in_render(unit, &sources, settings)))
-        .collect();
+    let mut units: BTreeMap<usize, Option<HashSet<ObjectRef>>> = BTreeMap::new();
+    for (i, unit) in run.units.iter().enumerate() {
+        if !unit.files.iter().any(|f| changed_files.contains(f)) {
+            continue;
+        }
+        let render = changed_in_render(unit, &sources, settings);
+        if render.facts_changed {
+            facts_changed.insert(unit.cluster.clone());
+        }
+        if render.substitution_changed {
+            substitutions_changed.insert(unit.cluster.clone());
+        }
+        units.insert(i, render.objects);
+    }
+    // New variables: every object of the renders the cluster substitutes in may differ.
+    for (i, unit) in run.units.iter().enumerate() {
+        let substituted = unit.post.substitute.is_some();
+        let touched =
+            substitutions_changed.contains(&unit.cluster) || substitutions_changed.contains(&None);
+        if substituted && touched {
+            units.insert(i, None);
+        }
+    }
     let releases = run
         .releases
         .iter()
@@ -275,6 +412,8 @@ pub fn scope(
         })
         .collect();
     Ok(ChangedScope {
+        kept_files: HashSet::new(),
+        facts_changed,
         changed,
         units,
         releases,
@@ -318,21 +457,61 @@ fn files_under(dir: &Path) -> Vec<std::path::PathBuf> {
     out
 }
 
+/// The scope of a run that names files (as pre-commit does): the findings located in them,
+/// and those their changes since HEAD can cause (`--changed-since HEAD`: objects of renders
+/// that read them, workloads that read a changed queue). `None` when the files are not in a
+/// git work tree with a commit: then every finding of the run is reported, as before.
+pub fn named_files(
+    run: &Run,
+    named: &[PathBuf],
+    settings: &RenderSettings,
+    helm: Option<&HelmEngine>,
+) -> Option<ChangedScope> {
+    let first = named.first()?;
+    let root = git_work_tree(first)?;
+    let repo = crate::source::repo::open_git(&root)?;
+    repo.head().ok()?.peel_to_commit().ok()?;
+    let mut scope = scope(run, "HEAD", settings, helm).ok()?;
+    let wanted: HashSet<PathBuf> = named.iter().map(|p| normalize(p)).collect();
+    scope.kept_files = run
+        .files
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| matches!(&f.input, Input::File(p) if wanted.contains(&normalize(p))))
+        .map(|(i, _)| i)
+        .collect();
+    Some(scope)
+}
+
 impl ChangedScope {
-    /// Drops the findings of unchanged objects, and of renders that read no changed file.
+    /// Drops the findings of unchanged objects, and of renders that read no changed file; keeps
+    /// those of rules that read other objects when such an object changed in their cluster.
     pub fn retain(&self, run: &mut Run) {
-        run.findings.retain(|f| match f.origin {
-            Origin::Kustomize(unit) => match self.units.get(&unit) {
-                Some(Some(objects)) => objects.contains(&f.object),
-                Some(None) => true,
-                None => false,
-            },
-            Origin::Helm(release) => match self.releases.get(&release) {
-                Some(Some(objects)) => objects.contains(&f.object),
-                Some(None) => true,
-                None => false,
-            },
-            Origin::File => self.changed.contains(&(f.file, f.object.clone())),
+        let facts_changed = |cluster: &Option<String>| {
+            self.facts_changed.contains(cluster)
+                || self.facts_changed.contains(&None)
+                || (cluster.is_none() && !self.facts_changed.is_empty())
+        };
+        run.findings.retain(|f| {
+            if self.kept_files.contains(&f.file) {
+                return true;
+            }
+            if crate::rules::reads_repo_facts(f.rule.rule) && facts_changed(&f.cluster) {
+                return true;
+            }
+            match f.origin {
+                Origin::Kustomize(unit) => match self.units.get(&unit) {
+                    Some(Some(objects)) => objects.contains(&f.object),
+                    Some(None) => true,
+                    None => false,
+                },
+                Origin::Helm(release) => match self.releases.get(&release) {
+                    Some(Some(objects)) => objects.contains(&f.object),
+                    Some(None) => true,
+                    None => false,
+                },
+                Origin::File => self.changed.contains(&(f.file, f.object.clone())),
+            }
         });
     }
 

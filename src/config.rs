@@ -60,6 +60,11 @@ pub struct Config {
     pub metrics: Option<PathBuf>,
     /// Where `metrics:` is written (byte offset), for errors.
     metrics_at: usize,
+    /// Snapshots per cluster (`metrics: {prod: metrics/prod.json}`), resolved like `metrics:`,
+    /// with where each file is written (byte offset), for errors.
+    pub cluster_metrics: Vec<(String, PathBuf, usize)>,
+    /// The clusters and the paths each applies (`clusters:`), before any GitOps declaration.
+    pub clusters: Vec<crate::deploy::ClusterEntry>,
 }
 
 /// `prometheus:` in the config: how to query, never where. The URL and the token come from the
@@ -440,9 +445,35 @@ impl Config {
         if let Some(node) = fields.take("prometheus") {
             config.prometheus = Some(decode_prometheus(node)?);
         }
-        if let Some((metrics, at)) = fields.string_at("metrics")? {
-            config.metrics = Some(PathBuf::from(metrics));
-            config.metrics_at = at;
+        match fields.take("metrics") {
+            Some(node) if node.as_map().is_some() => {
+                for e in node.as_map().unwrap_or_default() {
+                    let cluster = decode::string(&e.key)?;
+                    let file = decode::string(&e.value)?;
+                    config.cluster_metrics.push((
+                        cluster,
+                        PathBuf::from(file),
+                        e.value.span.start(),
+                    ));
+                }
+            }
+            Some(node) if !node.is_null() => {
+                config.metrics = Some(PathBuf::from(decode::string(node)?));
+                config.metrics_at = node.span.start();
+            }
+            _ => {}
+        }
+        if let Some(list) = fields.seq("clusters")? {
+            for item in list {
+                let mut f = Fields::new(item, "`clusters` entry")?;
+                let name = f.required_string("name")?;
+                let paths = f.string_list("paths")?;
+                f.finish()?;
+                config.clusters.push(crate::deploy::ClusterEntry {
+                    name,
+                    paths: paths.into_iter().map(PathBuf::from).collect(),
+                });
+            }
         }
         if let Some(list) = fields.seq("ignore")? {
             for item in list {
@@ -494,6 +525,19 @@ impl Config {
             let resolved = resolve_inside_repository(path, &written, "metrics", "snapshot")
                 .map_err(|message| at(config.metrics_at, message))?;
             config.metrics = Some(resolved);
+        }
+        for (_, written, offset) in config.cluster_metrics.iter_mut() {
+            let resolved = resolve_inside_repository(path, written, "metrics", "snapshot")
+                .map_err(|message| at(*offset, message))?;
+            *written = resolved;
+        }
+        // Cluster paths are relative to the config's folder, like every path it names.
+        if let Some(dir) = path.parent() {
+            for c in &mut config.clusters {
+                for p in &mut c.paths {
+                    *p = crate::source::kustomize::normalize(&dir.join(&*p));
+                }
+            }
         }
         if let Some(prometheus) = config.prometheus.as_mut() {
             if let Some(written) = prometheus.ca.take() {

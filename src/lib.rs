@@ -11,6 +11,7 @@
 pub mod changed;
 pub mod cli;
 pub mod config;
+pub mod deploy;
 pub mod edit;
 pub mod fix;
 pub mod interrupt;

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use rayon::prelude::*;
 
 use crate::config::Config;
+use crate::deploy::{self, Placement};
 use crate::edit::resources::Target;
 use crate::k8s::catalog::Catalog;
 use crate::k8s::gpu::GpuNames;
@@ -53,12 +54,14 @@ pub struct Run {
     /// Rendered Helm releases, linted as rendered.
     pub releases: Vec<HelmUnit>,
     pub findings: Vec<Finding>,
-    /// What rules looked up across files (queues, quotas, claims, namespaces), as linted: the
-    /// fix plan and the lint after it use these, not a second pass over every file.
-    pub facts: RepoFacts,
+    /// What rules looked up across files (queues, quotas, claims, namespaces), per cluster, as
+    /// linted: the fix plan and the lint after it use these, not a second pass over every file.
+    pub facts: Facts,
     pub errors: Vec<InputError>,
     /// Things worth saying once (e.g. charts skipped without a helm binary).
     pub notes: Vec<String>,
+    /// Which cluster applies each plain file (units and releases carry their own).
+    pub placement: Placement,
 }
 
 impl Run {
@@ -157,9 +160,22 @@ impl Linter {
             &mut errors,
         );
         let mut notes = found.notes;
-        let releases = match (&self.helm, found.charts.is_empty()) {
-            (_, true) => Vec::new(),
-            (Some(engine), false) => {
+        let declarations = self.declaration_files(paths, &mut files);
+        // Which cluster applies each render and file: before the Helm releases, since a Flux
+        // HelmRelease inside a render is declared as its cluster applies it.
+        let (units, mut placement) = deploy::place(
+            &files,
+            &declarations,
+            units,
+            self.render.boundary.as_deref(),
+            &self.config.clusters,
+            &mut notes,
+        );
+        // With an engine, declarations are read even when the repository holds no chart: a
+        // HelmRelease whose chart is elsewhere is then named in a note.
+        let mut releases = match (&self.helm, found.charts.is_empty()) {
+            (None, true) => Vec::new(),
+            (Some(engine), _) => {
                 let root = self
                     .render
                     .boundary
@@ -167,11 +183,13 @@ impl Linter {
                     .unwrap_or_else(|| PathBuf::from("."));
                 units::build_helm(
                     &found.charts,
+                    &units,
                     &mut files,
                     &self.config.charts,
                     &root,
                     engine,
                     &mut errors,
+                    &mut notes,
                 )
             }
             (None, false) => {
@@ -199,13 +217,69 @@ impl Linter {
                 });
             }
         }
+        placement.place_releases(&mut releases);
         Loaded {
             files,
             units,
             releases,
             errors,
             notes,
+            placement,
         }
+    }
+
+    /// The GitOps declarations of a run that does not walk them: a named file or a subfolder
+    /// is applied by the clusters that `clusters/` folders above it (up to the repository's
+    /// root) declare. Their manifests are read (not linted: `FileRole::Support`) and appended to
+    /// `files`; returns their indices. A handful of small files per cluster, so a pre-commit
+    /// run stays cheap.
+    fn declaration_files(&self, paths: &[PathBuf], files: &mut Vec<SourceFile>) -> Vec<usize> {
+        let Some(boundary) = self.render.boundary.as_deref() else {
+            return Vec::new();
+        };
+        let boundary = crate::source::kustomize::normalize(boundary);
+        let walked: Vec<PathBuf> = paths
+            .iter()
+            .map(|p| crate::source::kustomize::normalize(p))
+            .collect();
+        let mut folders: BTreeSet<PathBuf> = BTreeSet::new();
+        for path in &walked {
+            for dir in path.ancestors().skip(1) {
+                if !dir.starts_with(&boundary) {
+                    break;
+                }
+                let clusters = dir.join("clusters");
+                let inside_walk = walked.iter().any(|w| clusters.starts_with(w));
+                if !inside_walk && clusters.is_dir() {
+                    folders.insert(clusters);
+                }
+            }
+        }
+        if folders.is_empty() {
+            return Vec::new();
+        }
+        let known: BTreeSet<PathBuf> = files
+            .iter()
+            .filter_map(|f| match &f.input {
+                Input::File(p) => Some(crate::source::kustomize::normalize(p)),
+                Input::Stdin => None,
+            })
+            .collect();
+        let folders: Vec<PathBuf> = folders.into_iter().collect();
+        let found = discover(&folders, &self.config, Some(&boundary));
+        let mut added = Vec::new();
+        for input in found.inputs {
+            let Input::File(p) = &input else { continue };
+            if known.contains(&crate::source::kustomize::normalize(p)) {
+                continue;
+            }
+            if let Ok(mut file) = load_input(input) {
+                file.role = FileRole::Support;
+                added.push(files.len());
+                files.push(file);
+            }
+        }
+        added
     }
 
     /// What the rules see for one document of a file.
@@ -215,6 +289,7 @@ impl Linter {
         text: &'a str,
         document: usize,
         default_namespace: &'a str,
+        cluster: Option<&'a str>,
     ) -> Context<'a> {
         Context {
             gpu_names: &self.gpu_names,
@@ -224,6 +299,7 @@ impl Linter {
             usage: self.usage.as_ref(),
             policy: &self.policy,
             default_namespace,
+            cluster,
         }
     }
 
@@ -244,12 +320,15 @@ impl Linter {
         self.config.namespace_for(&unit.dir)
     }
 
-    /// The metrics identities of every named container of every workload linted: plain files
-    /// as written, Kustomize roots as rendered (each overlay under its own namespace and name).
+    /// The metrics identities of every named container of every workload linted, in the
+    /// cluster that applies it: plain files as written, Kustomize roots as rendered (each
+    /// overlay under its own namespace and name).
     pub fn container_keys(&self, loaded: &Loaded) -> Vec<ContainerKey> {
         let mut keys = BTreeSet::new();
-        for file in &loaded.files {
-            keys.extend(self.file_keys(file));
+        for (index, file) in loaded.files.iter().enumerate() {
+            for cluster in loaded.placement.file_clusters(index) {
+                keys.extend(self.file_keys(file, cluster.as_deref()));
+            }
         }
         for unit in &loaded.units {
             keys.extend(self.unit_keys(unit));
@@ -262,7 +341,7 @@ impl Linter {
 
     /// The metrics identities of a plain file's workloads (none for a file linted through a
     /// render).
-    pub fn file_keys(&self, file: &SourceFile) -> Vec<ContainerKey> {
+    pub fn file_keys(&self, file: &SourceFile, cluster: Option<&str>) -> Vec<ContainerKey> {
         if file.role != FileRole::Plain {
             return Vec::new();
         }
@@ -270,7 +349,7 @@ impl Linter {
         file.stream
             .documents
             .iter()
-            .flat_map(|doc| self.keys_of(&doc.root, ns))
+            .flat_map(|doc| self.keys_of(&doc.root, ns, cluster))
             .collect()
     }
 
@@ -279,7 +358,7 @@ impl Linter {
         let ns = self.unit_namespace(unit);
         unit.objects
             .iter()
-            .flat_map(|o| self.keys_of(o, ns))
+            .flat_map(|o| self.keys_of(o, ns, unit.cluster.as_deref()))
             .collect()
     }
 
@@ -291,15 +370,19 @@ impl Linter {
             .stream
             .documents
             .iter()
-            .flat_map(|d| self.keys_of(&d.root, ns))
+            .flat_map(|d| self.keys_of(&d.root, ns, release.cluster.as_deref()))
             .collect()
     }
 
-    fn keys_of(&self, root: &Node, ns: &str) -> Vec<ContainerKey> {
+    fn keys_of(&self, root: &Node, ns: &str, cluster: Option<&str>) -> Vec<ContainerKey> {
         let mut keys = Vec::new();
         for object in objects_in(root) {
             if let Some(w) = Workload::of(object, &self.catalog) {
-                keys.extend(w.containers.iter().filter_map(|c| usage_key(&w, c, ns)));
+                keys.extend(
+                    w.containers
+                        .iter()
+                        .filter_map(|c| usage_key(&w, c, ns, cluster)),
+                );
             }
         }
         keys
@@ -327,8 +410,12 @@ impl Linter {
             releases,
             errors,
             notes,
+            placement,
         } = loaded;
-        let facts = repo_facts(&files, &units, &releases);
+        if let Some(usage) = &self.usage {
+            usage.several_clusters.set(placement.several());
+        }
+        let facts = Facts::of_run(&files, &units, &releases, &placement);
         let mut notes = notes;
         notes.extend(files.iter().flat_map(unknown_ids_in_ignore_comments));
         notes.extend(files.iter().flat_map(unknown_ids_in_ignore_annotations));
@@ -336,7 +423,7 @@ impl Linter {
             .par_iter()
             .enumerate()
             .filter(|(_, file)| file.role == FileRole::Plain)
-            .map(|(index, file)| self.lint_file(&facts, index, file))
+            .map(|(index, file)| self.lint_file(&facts, &placement, index, file))
             .collect();
         let texts: Vec<Arc<str>> = files.iter().map(|f| f.stream.text.clone()).collect();
         let per_unit: Vec<Vec<Finding>> = units
@@ -362,6 +449,7 @@ impl Linter {
             facts,
             errors,
             notes,
+            placement,
         }
     }
 
@@ -414,7 +502,7 @@ impl Linter {
         // The facts are the run's: the changed files' own are the same as before.
         let fresh: Vec<Finding> = indices
             .par_iter()
-            .flat_map_iter(|&i| self.lint_file(&run.facts, i, &run.files[i]))
+            .flat_map_iter(|&i| self.lint_file(&run.facts, &run.placement, i, &run.files[i]))
             .collect();
         // A whole run lists plain files' findings first, by file, then the renders'.
         let (mut of_files, of_renders): (Vec<Finding>, Vec<Finding>) =
@@ -433,22 +521,35 @@ impl Linter {
     /// field (see `HelmUnit::location`).
     pub fn lint_release(
         &self,
-        facts: &RepoFacts,
+        facts: &Facts,
         files: &[SourceFile],
         index: usize,
         unit: &HelmUnit,
     ) -> Vec<Finding> {
+        let facts = facts.of(unit.cluster.as_deref());
         let mut comments = CommentCache::default();
         let ns = unit.release.namespace.as_str();
         let mut findings = Vec::new();
         for (document, doc) in unit.rendered.stream.documents.iter().enumerate() {
-            let cx = self.context(facts, &unit.rendered.text, document, ns);
+            let cx = self.context(
+                facts,
+                &unit.rendered.text,
+                document,
+                ns,
+                unit.cluster.as_deref(),
+            );
             for object in objects(doc) {
                 let Some(workload) = self.view(object) else {
                     continue;
                 };
                 for mut hit in rules::check_workload(&cx, &workload) {
                     hit.message = format!("{} [{}]", hit.message, unit.name);
+                    // A HelmRelease inside a Kustomize render takes its values from the base and
+                    // the overlays' patches: the finding points at the leaf, but gpulint does not
+                    // write there yet, so it promises no fix.
+                    if unit.release.declared_by_render {
+                        hit.fix = None;
+                    }
                     let (file, span) = self.helm_location(unit, document, &hit, files);
                     let Some(shown_in) = files.get(file) else {
                         continue;
@@ -464,6 +565,7 @@ impl Linter {
                         Origin::Helm(index),
                     ) {
                         f.namespace = f.object.effective_namespace(ns);
+                        f.cluster = unit.cluster.clone();
                         findings.push(f);
                     }
                 }
@@ -505,12 +607,13 @@ impl Linter {
     /// Lints the rendered objects of a unit; findings land in the files that wrote the fields.
     pub fn lint_unit(
         &self,
-        facts: &RepoFacts,
+        facts: &Facts,
         files: &[SourceFile],
         texts: &[Arc<str>],
         index: usize,
         unit: &RenderUnit,
     ) -> Vec<Finding> {
+        let facts = facts.of(unit.cluster.as_deref());
         let mut comments = CommentCache::default();
         let mut findings = Vec::new();
         for (document, root) in unit.objects.iter().enumerate() {
@@ -520,7 +623,13 @@ impl Linter {
                     document,
                     files: texts,
                 },
-                ..self.context(facts, "", document, self.unit_namespace(unit))
+                ..self.context(
+                    facts,
+                    "",
+                    document,
+                    self.unit_namespace(unit),
+                    unit.cluster.as_deref(),
+                )
             };
             for object in objects_in(root) {
                 let Some(workload) = self.view(object) else {
@@ -550,6 +659,7 @@ impl Linter {
                         Origin::Kustomize(index),
                     ) {
                         f.namespace = f.object.effective_namespace(cx.default_namespace);
+                        f.cluster = unit.cluster.clone();
                         findings.push(f);
                     }
                 }
@@ -559,8 +669,31 @@ impl Linter {
         findings
     }
 
-    /// Lints one file; `index` is its place in the run's file list.
-    pub fn lint_file(&self, facts: &RepoFacts, index: usize, file: &SourceFile) -> Vec<Finding> {
+    /// Lints one file for every cluster that applies it (`placement`); `index` is its place in
+    /// the run's file list.
+    pub fn lint_file(
+        &self,
+        facts: &Facts,
+        placement: &Placement,
+        index: usize,
+        file: &SourceFile,
+    ) -> Vec<Finding> {
+        let mut findings = Vec::new();
+        for cluster in placement.file_clusters(index) {
+            let facts = facts.of(cluster.as_deref());
+            findings.extend(self.lint_file_in(facts, index, file, cluster.as_deref()));
+        }
+        findings
+    }
+
+    /// Lints one file as one cluster applies it.
+    fn lint_file_in(
+        &self,
+        facts: &RepoFacts,
+        index: usize,
+        file: &SourceFile,
+        cluster: Option<&str>,
+    ) -> Vec<Finding> {
         let comments = suppression_comments(&file.stream.comments);
         // Pre-rendered Helm output (`helm template … | gpulint -`): name each object's template.
         let pre_rendered = file
@@ -580,6 +713,7 @@ impl Linter {
                 &file.stream.text,
                 document,
                 self.default_namespace(file),
+                cluster,
             );
             let template = templates.get(document).cloned().flatten();
             for object in objects(doc) {
@@ -601,6 +735,7 @@ impl Linter {
                         Origin::File,
                     ) {
                         f.namespace = f.object.effective_namespace(cx.default_namespace);
+                        f.cluster = cluster.map(str::to_string);
                         findings.push(f);
                     }
                 }
@@ -663,6 +798,7 @@ impl Linter {
             suppression,
             origin: from,
             namespace: None,
+            cluster: None,
         })
     }
 
@@ -689,6 +825,65 @@ pub struct Loaded {
     pub releases: Vec<HelmUnit>,
     pub errors: Vec<InputError>,
     pub notes: Vec<String>,
+    pub placement: Placement,
+}
+
+/// The repo facts each cluster's objects see. A cluster's workloads see the objects that
+/// cluster applies and those no declaration places (which may be applied anywhere); objects
+/// in no declared cluster see every object, as in a repository without GitOps declarations.
+#[derive(Clone, Debug, Default)]
+pub struct Facts {
+    pub all: RepoFacts,
+    pub by_cluster: std::collections::BTreeMap<String, RepoFacts>,
+}
+
+impl Facts {
+    pub fn of_run(
+        files: &[SourceFile],
+        units: &[RenderUnit],
+        releases: &[HelmUnit],
+        placement: &Placement,
+    ) -> Facts {
+        let all = repo_facts(files, units, releases);
+        let by_cluster = placement
+            .clusters
+            .iter()
+            .map(|cluster| {
+                let applies = |c: &Option<String>| c.as_deref().is_none_or(|c| c == cluster);
+                let plain = files
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, f)| {
+                        f.role == FileRole::Plain
+                            && placement
+                                .files
+                                .get(i)
+                                .is_none_or(|names| names.iter().any(|n| n == cluster))
+                    })
+                    .flat_map(|(_, f)| f.stream.documents.iter().map(|d| &d.root));
+                let rendered = units
+                    .iter()
+                    .filter(|u| applies(&u.cluster))
+                    .flat_map(|u| u.objects.iter());
+                let charts = releases
+                    .iter()
+                    .filter(|r| applies(&r.cluster))
+                    .flat_map(|r| r.rendered.stream.documents.iter().map(|d| &d.root));
+                (
+                    cluster.clone(),
+                    facts_of(plain.chain(rendered).chain(charts)),
+                )
+            })
+            .collect();
+        Facts { all, by_cluster }
+    }
+
+    /// The facts of a cluster's objects (`None`: the implicit cluster, which sees all).
+    pub fn of(&self, cluster: Option<&str>) -> &RepoFacts {
+        cluster
+            .and_then(|c| self.by_cluster.get(c))
+            .unwrap_or(&self.all)
+    }
 }
 
 /// Objects rules look across files for (Kueue queues, quotas and flavors, Namespaces, DRA

@@ -16,8 +16,8 @@ use std::path::{Path, PathBuf};
 
 use gpulint::config::Config;
 use gpulint::edit::{self, Applicability, Edit, Fix};
-use gpulint::source::document::plain;
 use gpulint::lint::{Linter, Selection};
+use gpulint::source::document::plain;
 use gpulint::source::yaml::{SourceId, Stream};
 use libfuzzer_sys::fuzz_target;
 

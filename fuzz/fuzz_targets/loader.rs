@@ -102,7 +102,9 @@ fn in_process(state: &State, stream: &Stream) {
     }
     let facts = RepoFacts::default();
     for (document, doc) in stream.documents.iter().enumerate() {
-        let cx = state.linter.context(&facts, text, document, "default");
+        let cx = state
+            .linter
+            .context(&facts, text, document, "default", None);
         check_node(text, &doc.root);
         for object in objects(doc) {
             let Some(w) = Workload::of(object, &state.catalog) else {
@@ -140,7 +142,13 @@ fn render(run: &Run, linter: &Linter) {
         g.lines().all(|l| l.starts_with("::")),
         "github output broken:\n{g}"
     );
-    let inv = inventory::workloads(linter, &run.files, &run.units, &run.releases);
+    let inv = inventory::workloads(
+        linter,
+        &run.files,
+        &run.units,
+        &run.releases,
+        &run.placement,
+    );
     let _ = inventory::table(linter, &inv);
 }
 

@@ -13,7 +13,13 @@ pub fn inventory(args: &InventoryArgs) -> Outcome {
     let config = load_config(common)?;
     let linter = linter_for(config, Selection::default(), common);
     let loaded = linter.load(&common.paths);
-    let workloads = inventory::workloads(&linter, &loaded.files, &loaded.units, &loaded.releases);
+    let workloads = inventory::workloads(
+        &linter,
+        &loaded.files,
+        &loaded.units,
+        &loaded.releases,
+        &loaded.placement,
+    );
     match args.format {
         InventoryFormat::Json => print(&format!("{workloads:#}\n")),
         InventoryFormat::Table => print(&inventory::table(&linter, &workloads)),

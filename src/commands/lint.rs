@@ -32,8 +32,21 @@ pub fn lint(args: &LintArgs) -> Outcome {
             }
         }
     }
+    // Files named one by one (pre-commit): what they hold and what their changes since HEAD
+    // can change; folders and `--changed-since` runs are not narrowed so.
+    let paths = &args.common.paths;
+    let named_files = args.changed_since.is_none()
+        && !paths.is_empty()
+        && paths.iter().all(|p| p.as_os_str() != "-" && p.is_file());
     // `--changed-since REF`: only the findings on what changed since REF.
     let scoped = |mut run: Run, quiet: bool| -> Result<Run, Failure> {
+        if named_files {
+            let named =
+                gpulint::changed::named_files(&run, paths, &linter.render, linter.helm.as_ref());
+            if let Some(scope) = named {
+                scope.retain(&mut run);
+            }
+        }
         if let Some(reference) = &args.changed_since {
             let scope =
                 gpulint::changed::scope(&run, reference, &linter.render, linter.helm.as_ref())
@@ -55,6 +68,9 @@ pub fn lint(args: &LintArgs) -> Outcome {
         None => linter.run(&args.common.paths),
     };
     let mut run = scoped(first, false)?;
+    if let Some(note) = unlabelled_figures_note(&linter, &run) {
+        run.notes.push(note);
+    }
     for note in &run.notes {
         eprintln!("note: {note}");
     }
@@ -95,6 +111,24 @@ pub fn lint(args: &LintArgs) -> Outcome {
     })
 }
 
+/// Figures that name no cluster are not used in a run of several clusters: say so once, with
+/// how to name them.
+fn unlabelled_figures_note(linter: &Linter, run: &Run) -> Option<String> {
+    let usage = linter.usage.as_ref()?;
+    let unlabelled = usage.containers.keys().any(|k| k.cluster.is_none());
+    if !run.placement.several() || !unlabelled {
+        return None;
+    }
+    let names: Vec<&str> = run.placement.clusters.iter().map(String::as_str).collect();
+    Some(format!(
+        "the repository declares {} clusters ({}); figures of {} that name no cluster are used for none of them: give each figure its `cluster`, or map a snapshot to each cluster (`metrics: {{{}: FILE, …}}` in .gpulint.yaml)",
+        names.len(),
+        names.join(", "),
+        usage.source,
+        names.first().copied().unwrap_or("prod")
+    ))
+}
+
 /// The rule ids a `--select`/`--ignore` list names (`"GPU001, QOS002"`: spaces trimmed, empty
 /// entries dropped); an unknown name is an error that names it.
 fn rule_ids(names: &[String], flag: &str) -> Result<Vec<Rule>, Failure> {
@@ -121,13 +155,25 @@ fn measurements(args: &LintArgs, linter: &mut Linter) -> Result<Option<Loaded>, 
         (None, None) => linter.config.metrics.clone(),
         _ => None,
     };
+    let max_bytes = args
+        .metrics_max_mib
+        .map_or(gpulint::metrics::snapshot::DEFAULT_MAX_BYTES, |mib| {
+            mib.saturating_mul(1024 * 1024)
+        });
     if let Some(path) = args.metrics.as_ref().or(configured_snapshot.as_ref()) {
-        let max_bytes = args
-            .metrics_max_mib
-            .map_or(gpulint::metrics::snapshot::DEFAULT_MAX_BYTES, |mib| {
-                mib.saturating_mul(1024 * 1024)
-            });
         linter.usage = Some(gpulint::metrics::snapshot::read(path, max_bytes).map_err(error)?);
+    }
+    // `metrics: {prod: …, staging: …}`: one snapshot per cluster, each figure named with its
+    // cluster (a figure the file already names keeps its own).
+    if args.metrics.is_none() && live_url.is_none() {
+        for (cluster, path, _) in linter.config.cluster_metrics.clone() {
+            let mut set = gpulint::metrics::snapshot::read(&path, max_bytes).map_err(error)?;
+            set.label(&cluster);
+            match linter.usage.as_mut() {
+                Some(usage) => usage.merge(set),
+                None => linter.usage = Some(set),
+            }
+        }
     }
     if linter.usage.is_none() && live_url.is_some() {
         let inputs = linter.load(&args.common.paths);

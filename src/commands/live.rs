@@ -61,12 +61,17 @@ pub fn measure(
     let opts = measure::options(request(args)?, defaults).map_err(error)?;
     let selector = |path: &std::path::Path| linter.config.path_selector(path);
     let mut wanted = Wanted::new(opts.selector.clone());
-    for file in &loaded.files {
+    for (index, file) in loaded.files.iter().enumerate() {
         let path = match &file.input {
             Input::File(p) => Some(p.as_path()),
             Input::Stdin => None,
         };
-        wanted.add(path.and_then(selector), linter.file_keys(file));
+        for cluster in loaded.placement.file_clusters(index) {
+            wanted.add(
+                path.and_then(selector),
+                linter.file_keys(file, cluster.as_deref()),
+            );
+        }
     }
     for unit in &loaded.units {
         wanted.add(selector(&unit.dir), linter.unit_keys(unit));

@@ -49,6 +49,18 @@ pub enum FixError {
     )]
     RenderDiffers,
 
+    // ── Several clusters, one file.
+    #[error(
+        "clusters {clusters} apply this file and each has its own measurements: write each \
+         cluster's value in an overlay only that cluster applies"
+    )]
+    SharedByClusters { clusters: String },
+    #[error(
+        "Flux substitutes variables in this object (postBuild); fix it by hand, in the \
+         variable's value if that is where it belongs"
+    )]
+    FluxVariables,
+
     // ── A Helm release: values leaves, verified by `helm template`.
     #[error(
         "no values key alone makes {field} (suggested: {suggested}); set it in the chart's values \

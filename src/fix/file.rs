@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use crate::edit::{apply, overlaps, verify, Fix};
 use crate::lint::Linter;
-use crate::rules::{Finding, RepoFacts};
+use crate::rules::Finding;
 use crate::source::discover::Input;
 use crate::source::file::SourceFile;
 use crate::source::yaml::Stream;
@@ -16,7 +16,8 @@ use super::plan::{AppliedFix, FileFix, FixPlan, Rejections, Target};
 /// One plain file being fixed: its text as fixed by the rounds so far.
 pub(super) struct FileTarget<'f> {
     linter: &'f Linter,
-    facts: &'f RepoFacts,
+    facts: &'f crate::lint::Facts,
+    placement: &'f crate::deploy::Placement,
     index: usize,
     file: &'f SourceFile,
     text: String,
@@ -29,7 +30,8 @@ impl<'f> FileTarget<'f> {
     /// The target for the run's file `index`; `None` for stdin, which cannot be fixed in place.
     pub(super) fn new(
         linter: &'f Linter,
-        facts: &'f RepoFacts,
+        facts: &'f crate::lint::Facts,
+        placement: &'f crate::deploy::Placement,
         index: usize,
         file: &'f SourceFile,
     ) -> Option<Self> {
@@ -39,6 +41,7 @@ impl<'f> FileTarget<'f> {
         Some(FileTarget {
             linter,
             facts,
+            placement,
             index,
             file,
             text: file.stream.text.to_string(),
@@ -127,7 +130,8 @@ impl Target for FileTarget<'_> {
             stream: self.stream.clone(),
             role: self.file.role,
         };
-        self.linter.lint_file(self.facts, self.index, &relinted)
+        self.linter
+            .lint_file(self.facts, self.placement, self.index, &relinted)
     }
 
     fn finish(self, plan: &mut FixPlan) {

@@ -24,12 +24,12 @@ use super::overlay_patch::{add_patch_entries, extend_patch, new_patch, patch_ste
 use super::plan::{place_in, AppliedFix, FileFix, FixPlan, Rejections, Target};
 use crate::edit::{apply, apply_change, overlaps, Edit, FieldChange, Fix};
 use crate::lint::{Linter, Run};
-use crate::rules::{Finding, RepoFacts};
+use crate::rules::Finding;
 use crate::source::discover::{discover, Input};
 use crate::source::document::{plain, Segment};
 use crate::source::file::{display_path, FileRole, SourceFile};
 use crate::source::kustomize::normalize;
-use crate::source::units::{render_root, RenderUnit, RunSources};
+use crate::source::units::{render_root, render_unit, RenderUnit, RunSources};
 use crate::source::yaml::{Node, Stream};
 
 /// How many renders in the repository read each file (by normalized path): this run's and
@@ -89,6 +89,18 @@ pub(super) fn repo_readers(linter: &Linter, run: &Run) -> HashMap<PathBuf, usize
     readers
 }
 
+/// The clusters whose renders of the root at `dir` the run lints (a root applied by several
+/// clusters is one unit each).
+pub(super) fn clusters_applying(run: &Run, dir: &Path) -> Vec<String> {
+    let names: BTreeSet<String> = run
+        .units
+        .iter()
+        .filter(|u| u.dir == dir)
+        .map(|u| u.cluster.clone().unwrap_or_else(|| "(none)".into()))
+        .collect();
+    names.into_iter().collect()
+}
+
 /// Where a fix is written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Mode {
@@ -117,7 +129,7 @@ struct Attempt {
 pub(super) struct KustomizeTarget<'r> {
     linter: &'r Linter,
     run: &'r Run,
-    facts: &'r RepoFacts,
+    facts: &'r crate::lint::Facts,
     /// Renders of the repository reading each file (see `repo_readers`).
     readers: &'r HashMap<PathBuf, usize>,
     index: usize,
@@ -146,7 +158,7 @@ impl<'r> KustomizeTarget<'r> {
     pub(super) fn new(
         linter: &'r Linter,
         run: &'r Run,
-        facts: &'r RepoFacts,
+        facts: &'r crate::lint::Facts,
         readers: &'r HashMap<PathBuf, usize>,
         index: usize,
         unit: &'r RenderUnit,
@@ -200,6 +212,16 @@ impl<'r> KustomizeTarget<'r> {
     /// file, else (or when the edit there does not verify) as an overlay patch.
     fn mode_for(&self, f: &Finding) -> Result<Mode, FixError> {
         let fix = f.fix.as_ref().ok_or(FixError::Inconsistent("no fix"))?;
+        if self.unit.substituted.contains(&fix.document) && self.writes_over_variables(fix) {
+            return Err(FixError::FluxVariables);
+        }
+        // A root several clusters apply has no file one cluster reads alone.
+        let clusters = clusters_applying(self.run, &self.unit.dir);
+        if clusters.len() > 1 && crate::rules::headroom::MEASURED_RULES.contains(&f.rule.id) {
+            return Err(FixError::SharedByClusters {
+                clusters: clusters.join(", "),
+            });
+        }
         let mut first = None;
         if self.in_place_possible(fix) {
             match self.attempt(&[(f, Mode::InPlace)]) {
@@ -211,6 +233,38 @@ impl<'r> KustomizeTarget<'r> {
             Ok(_) => Ok(Mode::Patch),
             Err(e) => Err(first.unwrap_or(e)),
         }
+    }
+
+    /// Whether a fix on an object Flux substitutes would write a literal where a variable is
+    /// (an edit over `${…}`) or copy a substituted value (a GPU limit set to the request that
+    /// `${GPUS}` gave): every cluster reading the file would get this cluster's value.
+    fn writes_over_variables(&self, fix: &crate::edit::Fix) -> bool {
+        use crate::edit::FieldChange;
+        use crate::source::substitute::has_variable;
+        let over_variable = fix.source.index().is_some_and(|i| {
+            let text = self
+                .files
+                .get(i)
+                .map(|f| &*f.stream.text)
+                .unwrap_or_default();
+            fix.edits
+                .iter()
+                .any(|e| text.get(e.start..e.end).is_some_and(has_variable))
+        });
+        let values: Vec<&str> = self
+            .unit
+            .post
+            .substitute
+            .iter()
+            .flat_map(|s| s.vars.values())
+            .map(|v| v.trim())
+            .filter(|v| !v.is_empty())
+            .collect();
+        let copies_value = fix.changes.iter().any(|c| match c {
+            FieldChange::Set { value, .. } => values.contains(&value.trim()),
+            FieldChange::Rename { .. } => false,
+        });
+        over_variable || copies_value
     }
 
     fn attempt(&self, fixes: &[(&Finding, Mode)]) -> Result<Attempt, FixError> {
@@ -364,7 +418,7 @@ impl<'r> KustomizeTarget<'r> {
         }
         let settings = &self.linter.render;
         let sources = RunSources::new(&files, HashMap::new(), settings.boundary.clone());
-        let rendered = render_root(&self.unit.dir, &sources, settings)
+        let rendered = render_unit(&self.unit.dir, &self.unit.post, &sources, settings)
             .map_err(|e| FixError::OverlayDoesNotRender(e.message))?;
         let mut expected: Vec<Json> = self.objects.iter().map(plain).collect();
         for (f, _) in fixes {

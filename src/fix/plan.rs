@@ -237,11 +237,28 @@ pub fn plan(linter: &Linter, run: &Run, unsafe_fixes: bool) -> FixPlan {
         .enumerate()
         .map(|(index, file)| {
             let mut part = FixPlan::default();
-            let fixable = fixable_of(&by_origin.files[index], unsafe_fixes, &mut part);
+            let mut fixable = fixable_of(&by_origin.files[index], unsafe_fixes, &mut part);
+            // A file several clusters apply cannot take one cluster's measured value.
+            let clusters = run.placement.files.get(&index).filter(|c| c.len() > 1);
+            if let Some(clusters) = clusters {
+                let mut rejections = Rejections::default();
+                fixable.retain(|f| {
+                    let measured = crate::rules::headroom::MEASURED_RULES.contains(&f.rule.id);
+                    if measured {
+                        let line = file.stream.line_col(f.span.start()).0;
+                        let why = FixError::SharedByClusters {
+                            clusters: clusters.join(", "),
+                        };
+                        rejections.reject(f, (file.name.clone(), line), why);
+                    }
+                    !measured
+                });
+                part.rejected.extend(rejections.list);
+            }
             if fixable.is_empty() {
                 return part;
             }
-            match FileTarget::new(linter, facts, index, file) {
+            match FileTarget::new(linter, facts, &run.placement, index, file) {
                 Some(target) => fix_in_rounds(target, fixable, unsafe_fixes, &mut part),
                 None => part.stdin_fixable += fixable.len(),
             }
@@ -257,7 +274,13 @@ pub fn plan(linter: &Linter, run: &Run, unsafe_fixes: bool) -> FixPlan {
     }
     let mut readers = None;
     for (index, unit) in run.units.iter().enumerate() {
-        let fixable = fixable_of(&by_origin.units[index], unsafe_fixes, &mut plan);
+        let mut fixable = fixable_of(&by_origin.units[index], unsafe_fixes, &mut plan);
+        // A root several clusters apply is one unit each: the first takes the fixes that do
+        // not depend on the cluster; each says why its measured ones are not written.
+        let first_of_root = run.units.iter().position(|u| u.dir == unit.dir) == Some(index);
+        if !first_of_root {
+            fixable.retain(|f| crate::rules::headroom::MEASURED_RULES.contains(&f.rule.id));
+        }
         if fixable.is_empty() {
             continue;
         }

@@ -230,6 +230,7 @@ mod tests {
 
     fn key(name: &str) -> ContainerKey {
         ContainerKey {
+            cluster: None,
             namespace: "ml".into(),
             kind: "Deployment".into(),
             name: name.into(),

@@ -1,4 +1,4 @@
-//! Measured usage of workload containers, keyed by (namespace, kind, name, container).
+//! Measured usage of workload containers, keyed by (cluster, namespace, kind, name, container).
 //!
 //! Every series is optional: `None` means "not measured", never zero. Bytes and cores are f64
 //! here because they are statistics of samples (Prometheus returns floats); the recommendation
@@ -8,9 +8,12 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-/// Identity of a workload container in metrics: the owning workload, not the pod.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+/// Identity of a workload container in metrics: the owning workload, not the pod, in the
+/// cluster that runs it (`None`: a snapshot or repository that names no cluster).
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct ContainerKey {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<String>,
     pub namespace: String,
     pub kind: String,
     pub name: String,
@@ -154,14 +157,133 @@ pub struct UsageSet {
     /// e.g. `prometheus https://prom:9090` or `snapshot metrics.json`.
     pub source: String,
     pub containers: BTreeMap<ContainerKey, Usage>,
-    /// The cluster's nodes (the snapshot's optional `nodes`), for cluster fit; empty when not
-    /// measured.
+    /// The clusters' nodes (the snapshot's optional `nodes`, each with its optional
+    /// `cluster`), for cluster fit; empty when not measured.
     pub nodes: Vec<super::nodes::NodeInfo>,
+    /// Whether the run names several clusters. Figures that name no cluster stand for every
+    /// cluster of a run that names at most one (a snapshot of "the" cluster), and for none of a
+    /// run that names several (each cluster's figures must name it). Set by the linter once it
+    /// knows the run's clusters, which is after the figures are read.
+    pub several_clusters: Flag,
+}
+
+/// A setting made once the run knows it, through a shared reference (the linter holds the
+/// figures while it loads the inputs that decide it).
+#[derive(Debug, Default)]
+pub struct Flag(std::sync::atomic::AtomicBool);
+
+impl Flag {
+    pub fn new(value: bool) -> Flag {
+        Flag(std::sync::atomic::AtomicBool::new(value))
+    }
+    pub fn get(&self) -> bool {
+        self.0.load(std::sync::atomic::Ordering::Relaxed)
+    }
+    pub fn set(&self, value: bool) {
+        self.0.store(value, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+impl Clone for Flag {
+    fn clone(&self) -> Flag {
+        Flag::new(self.get())
+    }
+}
+
+impl PartialEq for Flag {
+    fn eq(&self, other: &Flag) -> bool {
+        self.get() == other.get()
+    }
 }
 
 impl UsageSet {
+    /// The usage of a container in its cluster: the figures that name that cluster, else, when
+    /// they stand for every cluster, those that name none.
     pub fn get(&self, key: &ContainerKey) -> Option<&Usage> {
-        self.containers.get(key)
+        if let Some(u) = self.containers.get(key) {
+            return Some(u);
+        }
+        if self.several_clusters.get() {
+            return None;
+        }
+        // One cluster: figures that name none are its, and a key that names none (a report's,
+        // which names clusters only when there are several) is the one cluster's.
+        let other = |cluster: Option<String>| ContainerKey {
+            cluster,
+            ..key.clone()
+        };
+        match &key.cluster {
+            Some(_) => self.containers.get(&other(None)),
+            None => {
+                let named = self.clusters();
+                let only = named.first().filter(|_| named.len() == 1)?;
+                self.containers.get(&other(Some(only.to_string())))
+            }
+        }
+    }
+
+    /// The nodes of a cluster: those that name it, else (as for [`UsageSet::get`]) those that
+    /// name none.
+    pub fn nodes_of(&self, cluster: Option<&str>) -> Vec<&super::nodes::NodeInfo> {
+        let named: Vec<_> = self
+            .nodes
+            .iter()
+            .filter(|n| n.cluster.as_deref() == cluster)
+            .collect();
+        if !named.is_empty() || cluster.is_none() || self.several_clusters.get() {
+            return named;
+        }
+        self.nodes.iter().filter(|n| n.cluster.is_none()).collect()
+    }
+
+    /// The clusters the figures name.
+    pub fn clusters(&self) -> std::collections::BTreeSet<&str> {
+        self.containers
+            .keys()
+            .filter_map(|k| k.cluster.as_deref())
+            .chain(self.nodes.iter().filter_map(|n| n.cluster.as_deref()))
+            .collect()
+    }
+
+    /// Adds another set's figures (a snapshot of another cluster); a container or node both
+    /// name is the first's.
+    pub fn merge(&mut self, other: UsageSet) {
+        for (k, u) in other.containers {
+            self.containers.entry(k).or_insert(u);
+        }
+        let known: std::collections::BTreeSet<(Option<String>, String)> = self
+            .nodes
+            .iter()
+            .map(|n| (n.cluster.clone(), n.name.clone()))
+            .collect();
+        self.nodes.extend(
+            other
+                .nodes
+                .into_iter()
+                .filter(|n| !known.contains(&(n.cluster.clone(), n.name.clone()))),
+        );
+        if self.source != other.source {
+            self.source = format!("{}, {}", self.source, other.source);
+        }
+        if self.window.is_none() {
+            self.window = other.window;
+        }
+    }
+
+    /// Names every figure that names no cluster with `cluster` (a snapshot file the config maps
+    /// to one cluster).
+    pub fn label(&mut self, cluster: &str) {
+        let containers = std::mem::take(&mut self.containers);
+        self.containers = containers
+            .into_iter()
+            .map(|(mut k, u)| {
+                k.cluster.get_or_insert_with(|| cluster.to_string());
+                (k, u)
+            })
+            .collect();
+        for n in &mut self.nodes {
+            n.cluster.get_or_insert_with(|| cluster.to_string());
+        }
     }
 }
 

@@ -35,7 +35,7 @@ pub fn render(run: &Run) -> String {
             at.column,
             at.end_column,
             escape_property(&format!("{} {}", f.rule.id, f.rule.name)),
-            escape_data(&f.message)
+            escape_data(&super::message(run, f))
         ));
     }
     for e in &run.errors {

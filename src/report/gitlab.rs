@@ -61,14 +61,9 @@ fn issues(run: &Run) -> Vec<Issue> {
     for f in run.findings.iter().filter(|f| f.suppression.is_none()) {
         let at = location(run, f);
         let object = f.object.display_name();
-        let base = fingerprint(&[
-            f.rule.id,
-            at.file,
-            &object,
-            f.container.as_deref().unwrap_or_default(),
-        ]);
+        let base = super::sarif::finding_fingerprint(run, f, at.file, &object);
         out.push(Issue {
-            description: format!("{}: {}", f.rule.id, f.message),
+            description: format!("{}: {}", f.rule.id, super::message(run, f)),
             check_name: format!("gpulint/{}", f.rule.id),
             fingerprint: unique(base),
             severity: severity(f.severity),

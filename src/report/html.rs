@@ -322,7 +322,7 @@ fn gauges(c: &Value, usage: &Usage, findings: &[&Finding]) -> Vec<Gauge> {
 fn findings_by_container(run: &Run) -> BTreeMap<ContainerKey, Vec<&Finding>> {
     let mut out: BTreeMap<ContainerKey, Vec<&Finding>> = BTreeMap::new();
     for f in run.findings.iter().filter(|f| f.suppression.is_none()) {
-        if let Some(key) = f.container_key() {
+        if let Some(key) = super::container_key(run, f) {
             out.entry(key).or_default().push(f);
         }
     }
@@ -338,13 +338,24 @@ pub struct NamespaceGpus {
     pub unknown_pod_sets: u64,
 }
 
+/// A namespace as the reports label it: `prod/ml` in a run of several clusters, else `ml`.
+pub fn namespace_in_cluster(cluster: Option<&str>, namespace: &str) -> String {
+    match cluster {
+        Some(c) => format!("{c}/{namespace}"),
+        None => namespace.to_string(),
+    }
+}
+
 pub fn namespace_gpus(run: &Run, inventory: &Value) -> Vec<NamespaceGpus> {
-    let underused_workloads: BTreeSet<(String, String, String)> = run
+    // (cluster, namespace, kind, name): the cluster only when the run has several.
+    type Id = (Option<String>, String, String, String);
+    let underused_workloads: BTreeSet<Id> = run
         .findings
         .iter()
         .filter(|f| f.suppression.is_none() && f.rule.rule == crate::rules::Rule::GpuUnderused)
         .filter_map(|f| {
             Some((
+                super::cluster_of(run, f).map(str::to_string),
                 f.namespace.clone().unwrap_or_default(),
                 f.object.kind.clone(),
                 f.object.name.clone()?,
@@ -354,13 +365,16 @@ pub fn namespace_gpus(run: &Run, inventory: &Value) -> Vec<NamespaceGpus> {
     let mut underused: BTreeMap<String, i64> = BTreeMap::new();
     for w in inventory["workloads"].as_array().into_iter().flatten() {
         let ns = w["namespace"].as_str().unwrap_or_default().to_string();
+        let cluster = w["cluster"].as_str().map(str::to_string);
+        let label = namespace_in_cluster(cluster.as_deref(), &ns);
         let id = (
-            ns.clone(),
+            cluster,
+            ns,
             w["kind"].as_str().unwrap_or_default().to_string(),
             w["name"].as_str().unwrap_or_default().to_string(),
         );
         if underused_workloads.contains(&id) {
-            let slot = underused.entry(ns).or_default();
+            let slot = underused.entry(label).or_default();
             *slot = slot.saturating_add(w["gpus"].as_i64().unwrap_or(0));
         }
     }
@@ -369,7 +383,10 @@ pub fn namespace_gpus(run: &Run, inventory: &Value) -> Vec<NamespaceGpus> {
         .into_iter()
         .flatten()
         .map(|n| {
-            let namespace = n["namespace"].as_str().unwrap_or("(cluster)").to_string();
+            let namespace = namespace_in_cluster(
+                n["cluster"].as_str(),
+                n["namespace"].as_str().unwrap_or("(cluster)"),
+            );
             NamespaceGpus {
                 requested: n["gpus"].as_i64().unwrap_or(0),
                 underused: underused.get(&namespace).copied().unwrap_or(0),
@@ -442,7 +459,13 @@ fn severity_rank(s: Severity) -> u8 {
 
 pub fn render(run: &Run, page: &Page) -> String {
     let linter = page.linter;
-    let inventory = super::inventory::workloads(linter, &run.files, &run.units, &run.releases);
+    let inventory = super::inventory::workloads(
+        linter,
+        &run.files,
+        &run.units,
+        &run.releases,
+        &run.placement,
+    );
     let findings: Vec<&Finding> = run
         .findings
         .iter()
@@ -535,6 +558,7 @@ pub fn render(run: &Run, page: &Page) -> String {
                     continue;
                 };
                 let key = ContainerKey {
+                    cluster: w["cluster"].as_str().map(str::to_string),
                     namespace: ns.into(),
                     kind: kind.into(),
                     name: name.into(),
@@ -636,7 +660,7 @@ pub fn render(run: &Run, page: &Page) -> String {
                 column = at.column,
                 rank = severity_rank(f.severity),
                 object = esc(&object),
-                message = esc(&f.message),
+                message = esc(&super::message(run, f)),
                 suggested = esc(&suggested),
             );
         }

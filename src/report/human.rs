@@ -149,7 +149,7 @@ pub fn render(run: &Run, color: bool) -> String {
     for finding in run.findings.iter().filter(|f| f.suppression.is_none()) {
         let file = &run.files[finding.file];
         // miette prints `file:line:col` above the snippet, so the header is just the message.
-        let header = super::printable(&finding.message).into_owned();
+        let header = super::printable(&super::message(run, finding)).into_owned();
         if !drawable(file, finding.span.start()) {
             let at = super::location(run, finding);
             out.push_str(&format!(
@@ -244,7 +244,7 @@ pub fn summary(run: &Run) -> String {
         line.push_str(&format!("; {} input error(s)", run.errors.len()));
     }
     line.push('\n');
-    let savings = crate::rules::savings::total(&run.findings);
+    let savings = crate::rules::savings::total(&run.findings, run.placement.several());
     if !savings.is_empty() {
         line.push_str(&format!("GPU savings: {}\n", savings.describe()));
     }

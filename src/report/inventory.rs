@@ -217,11 +217,18 @@ pub fn workloads(
     files: &[SourceFile],
     units: &[RenderUnit],
     releases: &[HelmUnit],
+    deployed: &crate::deploy::Placement,
 ) -> Value {
     let mut out = Vec::new();
     // DRA claims are resolved against every ResourceClaimTemplate and ResourceClaim of the input.
-    let facts = crate::lint::repo_facts(files, units, releases);
-    let mut push = |root: &Node, placement: Placement, namespace: &str, render: Option<&str>| {
+    let facts = crate::lint::Facts::of_run(files, units, releases, deployed);
+    // The cluster is named only when the run has several: one cluster adds nothing.
+    let several = deployed.several();
+    let mut push = |root: &Node,
+                    placement: Placement,
+                    namespace: &str,
+                    render: Option<&str>,
+                    cluster: Option<&str>| {
         for object in objects_in(root) {
             let (file, line) = match &placement {
                 Placement::Origins(local) => place(files, local, object.node.span),
@@ -270,7 +277,8 @@ pub fn workloads(
                 .id
                 .effective_namespace(namespace)
                 .unwrap_or_default();
-            let (pod_sets, gpus) = pod_sets_json(&linter.gpu_names, &facts.dra, &ns, &w, &sets);
+            let dra = &facts.of(cluster).dra;
+            let (pod_sets, gpus) = pod_sets_json(&linter.gpu_names, dra, &ns, &w, &sets);
             let mut entry = json!({
                 "file": file,
                 "line": line,
@@ -286,13 +294,22 @@ pub fn workloads(
             if let Some(r) = render {
                 entry["render"] = json!(r);
             }
+            if let Some(c) = cluster.filter(|_| several) {
+                entry["cluster"] = json!(c);
+            }
             out.push(entry);
         }
     };
-    for file in files.iter().filter(|f| f.role == FileRole::Plain) {
+    for (index, file) in files.iter().enumerate() {
+        if file.role != FileRole::Plain {
+            continue;
+        }
         let namespace = linter.default_namespace(file);
-        for doc in &file.stream.documents {
-            push(&doc.root, Placement::Origins(file), namespace, None);
+        for cluster in deployed.file_clusters(index) {
+            for doc in &file.stream.documents {
+                let placement = Placement::Origins(file);
+                push(&doc.root, placement, namespace, None, cluster.as_deref());
+            }
         }
     }
     for unit in units {
@@ -306,6 +323,7 @@ pub fn workloads(
                 Placement::Origins(home),
                 namespace,
                 Some(&unit.name),
+                unit.cluster.as_deref(),
             );
         }
     }
@@ -322,20 +340,28 @@ pub fn workloads(
                 chart_yaml,
             };
             let namespace = &release.release.namespace;
-            push(&doc.root, placement, namespace, Some(&release.name));
+            push(
+                &doc.root,
+                placement,
+                namespace,
+                Some(&release.name),
+                release.cluster.as_deref(),
+            );
         }
     }
     let namespaces = namespace_totals(&out);
     json!({ "workloads": out, "namespaces": namespaces })
 }
 
-/// GPUs per namespace (cluster-scoped workloads under null): the known total, and how many
-/// pod sets with GPUs have a count or quantity that is not known. Templates run no pods.
+/// GPUs per namespace (cluster-scoped workloads under null), within each cluster when the
+/// workloads name one (never summed across clusters): the known total, and how many pod sets
+/// with GPUs have a count or quantity that is not known. Templates run no pods.
 fn namespace_totals(workloads: &[Value]) -> Vec<Value> {
-    let mut totals: BTreeMap<Option<String>, (i64, usize)> = BTreeMap::new();
+    let mut totals: BTreeMap<(Option<String>, Option<String>), (i64, usize)> = BTreeMap::new();
     for w in workloads {
         let ns = w["namespace"].as_str().map(str::to_string);
-        let slot = totals.entry(ns).or_default();
+        let cluster = w["cluster"].as_str().map(str::to_string);
+        let slot = totals.entry((cluster, ns)).or_default();
         for set in w["pod_sets"].as_array().into_iter().flatten() {
             if set["template"] == true {
                 continue;
@@ -348,8 +374,12 @@ fn namespace_totals(workloads: &[Value]) -> Vec<Value> {
     }
     totals
         .into_iter()
-        .map(|(ns, (gpus, unknown))| {
-            json!({"namespace": ns, "gpus": gpus, "unknown_pod_sets": unknown})
+        .map(|((cluster, ns), (gpus, unknown))| {
+            let mut entry = json!({"namespace": ns, "gpus": gpus, "unknown_pod_sets": unknown});
+            if let Some(c) = cluster {
+                entry["cluster"] = json!(c);
+            }
+            entry
         })
         .collect()
 }
@@ -447,7 +477,8 @@ pub fn table(linter: &Linter, inventory: &Value) -> String {
     ])];
     let none = Vec::new();
     for w in inventory["workloads"].as_array().unwrap_or(&none) {
-        let ns = namespace_label(&w["namespace"]);
+        // `prod/ml` when the run has several clusters (the inventory names them then).
+        let ns = cluster_namespace_label(&w["cluster"], &w["namespace"]);
         let kind_name = format!(
             "{}/{}",
             w["kind"].as_str().unwrap_or_default(),
@@ -534,29 +565,54 @@ pub fn table(linter: &Linter, inventory: &Value) -> String {
         out.push_str("\nGPUs by pod set:\n");
         out.push_str(&super::printable(&columns(&sets)));
     }
-    out.push_str("\nGPUs by namespace:\n");
-    let mut total = 0i128;
-    let mut unknown_total = 0u64;
+    // Totals per cluster (a run without several clusters has one, unnamed): GPUs of two
+    // clusters are never added up, each cluster has its own pool.
+    let mut by_cluster: BTreeMap<Option<&str>, Vec<&Value>> = BTreeMap::new();
     for entry in inventory["namespaces"].as_array().unwrap_or(&none) {
-        let gpus = entry["gpus"].as_i64().map_or(0, i128::from);
-        let unknown = entry["unknown_pod_sets"].as_u64().unwrap_or(0);
-        total = total.saturating_add(gpus);
-        unknown_total += unknown;
-        if gpus == 0 && unknown == 0 {
-            continue;
+        by_cluster
+            .entry(entry["cluster"].as_str())
+            .or_default()
+            .push(entry);
+    }
+    if by_cluster.is_empty() {
+        by_cluster.insert(None, Vec::new());
+    }
+    for (cluster, entries) in by_cluster {
+        match cluster {
+            Some(c) => out.push_str(&format!("\nGPUs by namespace in cluster {c}:\n")),
+            None => out.push_str("\nGPUs by namespace:\n"),
+        }
+        let mut total = 0i128;
+        let mut unknown_total = 0u64;
+        for entry in entries {
+            let gpus = entry["gpus"].as_i64().map_or(0, i128::from);
+            let unknown = entry["unknown_pod_sets"].as_u64().unwrap_or(0);
+            total = total.saturating_add(gpus);
+            unknown_total += unknown;
+            if gpus == 0 && unknown == 0 {
+                continue;
+            }
+            out.push_str(&format!(
+                "  {:<20} {gpus}{}\n",
+                namespace_label(&entry["namespace"]),
+                unknown_note(unknown)
+            ));
         }
         out.push_str(&format!(
-            "  {:<20} {gpus}{}\n",
-            namespace_label(&entry["namespace"]),
-            unknown_note(unknown)
+            "  {:<20} {total}{}\n",
+            "total",
+            unknown_note(unknown_total)
         ));
     }
-    out.push_str(&format!(
-        "  {:<20} {total}{}\n",
-        "total",
-        unknown_note(unknown_total)
-    ));
     out
+}
+
+/// The namespace column of the tables: `prod/ml` when the workload names its cluster.
+fn cluster_namespace_label(cluster: &Value, ns: &Value) -> String {
+    match cluster.as_str() {
+        Some(c) => format!("{c}/{}", namespace_label(ns)),
+        None => namespace_label(ns),
+    }
 }
 
 /// `+ N pod set(s) of unknown size` after a total that leaves them out.
@@ -588,14 +644,22 @@ fn csv_field(s: &str) -> String {
 /// `inventory --format csv`: one row per container, the columns of the table split so a
 /// spreadsheet can sum them (GPUs per pod, pods, the workload's GPU total).
 pub fn csv(linter: &Linter, inventory: &Value) -> String {
-    let mut out = String::from(
+    let none = Vec::new();
+    let workloads = inventory["workloads"].as_array().unwrap_or(&none);
+    // A `cluster` column first when the run has several clusters (the inventory names them).
+    let clusters = workloads.iter().any(|w| w["cluster"].is_string());
+    let mut out = String::from(if clusters { "cluster," } else { "" });
+    out.push_str(
         "file,line,namespace,kind,name,render,container,init,gpus_per_pod,pods,workload_gpus,cpu_request,cpu_limit,memory_request,memory_limit\r\n",
     );
-    let none = Vec::new();
-    for w in inventory["workloads"].as_array().unwrap_or(&none) {
+    for w in workloads {
         let pod_sets = w["pod_sets"].as_array().unwrap_or(&none);
         for c in w["containers"].as_array().unwrap_or(&none) {
             let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
+            if clusters {
+                out.push_str(&csv_field(&text(&w["cluster"])));
+                out.push(',');
+            }
             let pods = c["pod_set"]
                 .as_u64()
                 .and_then(|i| pod_sets.get(usize::try_from(i).ok()?))

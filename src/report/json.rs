@@ -41,6 +41,9 @@ struct JsonFinding<'a> {
     end_column: usize,
     object: ObjectRef,
     container: &'a Option<String>,
+    /// The cluster that applies the object, when the run has several.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cluster: Option<&'a str>,
     /// `--fix` writes a fix for it.
     fixable: bool,
     /// Only `--fix --unsafe-fixes` writes its fix.
@@ -78,6 +81,7 @@ fn findings<S: serde::Serializer>(run: &&Run, serializer: S) -> Result<S::Ok, S:
                     name: f.rule.name,
                     severity: f.severity,
                     message: &f.message,
+                    cluster: super::cluster_of(run, f),
                     file: at.file,
                     line: at.line,
                     column: at.column,
@@ -111,7 +115,7 @@ fn report(run: &Run) -> Report<'_> {
         version: 1,
         findings: run,
         errors: &run.errors,
-        savings: savings::total(&run.findings),
+        savings: savings::total(&run.findings, run.placement.several()),
     }
 }
 

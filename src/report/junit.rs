@@ -95,7 +95,7 @@ pub fn render(run: &Run, fail_on: Severity) -> String {
                 at.column,
                 f.severity.as_str(),
                 f.rule.id,
-                f.message
+                super::message(run, f)
             );
             if let Some(s) = suggested(f) {
                 let _ = write!(body, "\nsuggested: {s}");
@@ -105,7 +105,7 @@ pub fn render(run: &Run, fail_on: Severity) -> String {
                     out,
                     "      <failure type=\"{}\" message=\"{}\">{}</failure>",
                     f.severity.as_str(),
-                    xml(&f.message),
+                    xml(&super::message(run, f)),
                     xml(&body)
                 );
             } else {

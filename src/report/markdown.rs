@@ -89,7 +89,13 @@ fn suggested(f: &Finding) -> String {
 
 pub fn render(run: &Run, page: &Page) -> String {
     let linter = page.linter;
-    let inventory = super::inventory::workloads(linter, &run.files, &run.units, &run.releases);
+    let inventory = super::inventory::workloads(
+        linter,
+        &run.files,
+        &run.units,
+        &run.releases,
+        &run.placement,
+    );
     let mut md = String::new();
     let _ = writeln!(md, "## gpulint sizing report: {}\n", cell(&page.repo));
     let metrics = match &linter.usage {
@@ -146,7 +152,7 @@ pub fn render(run: &Run, page: &Page) -> String {
             .iter()
             .filter(|f| measured_rules.contains(&f.rule.id))
         {
-            if let Some(key) = f.container_key() {
+            if let Some(key) = super::container_key(run, f) {
                 keys.entry(key).or_default().push(f);
             }
         }
@@ -226,7 +232,7 @@ pub fn render(run: &Run, page: &Page) -> String {
                 "| {} | {} | {} | {} |",
                 cell(&format!("{}:{}", at.file, at.line)),
                 cell(&format!("{} ({})", f.rule.id, f.severity.as_str())),
-                cell(&f.message),
+                cell(&super::message(run, f)),
                 cell(&suggested(f))
             );
         }
@@ -244,6 +250,9 @@ fn inventory_container<'a>(
         .iter()
         .filter(|w| {
             w["namespace"].as_str() == Some(key.namespace.as_str())
+                && w["cluster"]
+                    .as_str()
+                    .is_none_or(|c| key.cluster.as_deref() == Some(c))
                 && w["kind"].as_str() == Some(key.kind.as_str())
                 && w["name"].as_str() == Some(key.name.as_str())
         })

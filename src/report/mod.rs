@@ -131,6 +131,33 @@ pub struct Location<'a> {
     pub end_column: usize,
 }
 
+/// The cluster a report names for a finding: its own, when the run has several clusters (one
+/// cluster, or none declared, adds nothing to the outputs of a plain repository).
+pub fn cluster_of<'a>(run: &Run, f: &'a Finding) -> Option<&'a str> {
+    if run.placement.several() {
+        f.cluster.as_deref()
+    } else {
+        None
+    }
+}
+
+/// The measured container a finding is on, as the reports key it: with its cluster only when
+/// the run has several (as the inventory names workloads).
+pub fn container_key(run: &Run, f: &Finding) -> Option<crate::metrics::usage::ContainerKey> {
+    let mut key = f.container_key()?;
+    key.cluster = cluster_of(run, f).map(str::to_string);
+    Some(key)
+}
+
+/// A finding's message as the text outputs show it: with its cluster when the run has several
+/// (prod's and staging's findings on one base line differ only there).
+pub fn message<'a>(run: &Run, f: &'a Finding) -> Cow<'a, str> {
+    match cluster_of(run, f) {
+        Some(c) => Cow::Owned(format!("{} [cluster {c}]", f.message)),
+        None => Cow::Borrowed(&f.message),
+    }
+}
+
 pub fn location<'a>(run: &'a Run, f: &Finding) -> Location<'a> {
     let file = &run.files[f.file];
     let (line, column) = file.stream.line_col(f.span.start());

@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use super::location;
 use crate::lint::Run;
-use crate::rules::{RuleInfo, Severity, SuppressionKind, RULES};
+use crate::rules::{Finding, RuleInfo, Severity, SuppressionKind, RULES};
 
 fn level(s: Severity) -> &'static str {
     match s {
@@ -45,6 +45,16 @@ fn uri(path: &str) -> String {
 
 /// FNV-1a: a stable fingerprint that does not depend on the line number, so a finding keeps its
 /// identity when lines move above it.
+/// A finding's identity across runs: rule, file, object, container, and the cluster when the
+/// run has several (prod's and staging's findings on one base line are two).
+pub(crate) fn finding_fingerprint(run: &Run, f: &Finding, file: &str, object: &str) -> String {
+    let container = f.container.as_deref().unwrap_or_default();
+    match super::cluster_of(run, f) {
+        Some(cluster) => fingerprint(&[f.rule.id, file, object, container, cluster]),
+        None => fingerprint(&[f.rule.id, file, object, container]),
+    }
+}
+
 pub(crate) fn fingerprint(parts: &[&str]) -> String {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     for part in parts {
@@ -224,12 +234,7 @@ fn results<S: serde::Serializer>(run: &&Run, serializer: S) -> Result<S::Ok, S::
         let at = location(run, f);
         let rule_index = RULES.iter().position(|r| r.id == f.rule.id).unwrap_or(0);
         let object = f.object.display_name();
-        let v1 = fingerprint(&[
-            f.rule.id,
-            at.file,
-            &object,
-            f.container.as_deref().unwrap_or_default(),
-        ]);
+        let v1 = finding_fingerprint(run, f, at.file, &object);
         let suppressions = f.suppression.as_ref().map(|s| {
             [Suppression {
                 kind: match s.kind {
@@ -244,7 +249,9 @@ fn results<S: serde::Serializer>(run: &&Run, serializer: S) -> Result<S::Ok, S::
             rule_id: f.rule.id,
             rule_index,
             level: level(f.severity),
-            message: Text { text: &f.message },
+            message: Text {
+                text: &super::message(run, f),
+            },
             locations: [Location {
                 physical_location: PhysicalLocation {
                     artifact_location: ArtifactLocation { uri: uri(at.file) },

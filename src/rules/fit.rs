@@ -78,7 +78,12 @@ fn describe(pod: &Node) -> String {
 }
 
 pub fn check(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {
-    let Some(nodes) = cx.usage.map(|u| &u.nodes).filter(|n| !n.is_empty()) else {
+    // The pod's own cluster's nodes: another cluster's pool says nothing about where it lands.
+    let Some(nodes) = cx
+        .usage
+        .map(|u| u.nodes_of(cx.cluster))
+        .filter(|n| !n.is_empty())
+    else {
         return;
     };
     let known_key = |k: &str| nodes.iter().any(|n| n.has_label_key(k));
@@ -119,6 +124,7 @@ pub fn check(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {
         };
         let candidates: Vec<&NodeInfo> = nodes
             .iter()
+            .copied()
             .filter(|n| allowed(pod, n, &known_key))
             .collect();
         let what = format!(
@@ -231,6 +237,7 @@ mod tests {
 
     fn node(name: &str, product: &str, gpus: &str, cpu: &str, memory: &str) -> NodeInfo {
         NodeInfo {
+            cluster: None,
             name: name.into(),
             // As kube-state-metrics exports it (sanitized key).
             labels: [("nvidia_com_gpu_product".to_string(), product.to_string())].into(),
@@ -263,6 +270,7 @@ mod tests {
         let facts = RepoFacts::default();
         let policy = Policy::default();
         let cx = Context {
+            cluster: None,
             gpu_names: &names,
             facts: &facts,
             kueue_required: false,

@@ -32,6 +32,22 @@ pub(crate) fn judge(node: &Node) -> Judged {
     }
 }
 
+/// What to do about a placeholder, by who would have filled it in.
+fn placeholder_help(node: &Node) -> &'static str {
+    let text = node.text().unwrap_or_default();
+    if text.contains("${") {
+        "a Flux variable: gpulint substitutes it as Flux does when a Flux Kustomization with \
+         `spec.postBuild` applies this file (lint from the repository's root so it sees \
+         `clusters/<name>/`); none does, so the cluster would get the text itself and reject it"
+    } else if text.contains("{{") {
+        "a template left in a manifest: lint the rendered manifests (`gpulint` renders the \
+         charts it finds, or pipe `helm template … | gpulint -`)"
+    } else {
+        "neither Kubernetes (which expands `$(VAR)` in command, args and env only) nor Flux \
+         (which substitutes `${VAR}` only) fills it in: write the number"
+    }
+}
+
 /// A GPU count must be a whole number >= 0.
 fn judge_gpu(node: &Node) -> Judged {
     match judge(node) {
@@ -124,9 +140,7 @@ fn check_counts(cx: &Context, c: &Container, hits: &mut Vec<Hit>) {
                                 ),
                                 "unresolved placeholder".into(),
                             )
-                            .help(
-                                "lint the rendered manifests (e.g. `helm template … | gpulint -`)",
-                            )
+                            .help(placeholder_help(q.value))
                             .container(c),
                         );
                     }

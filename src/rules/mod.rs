@@ -670,6 +670,14 @@ impl RepoFacts {
     }
 }
 
+/// Whether a rule's verdict reads objects besides the workload (`Context::facts`: queues,
+/// quotas, flavors, namespaces, claims): the Kueue and DRA families, whose files are the only
+/// ones that use the facts. `--changed-since` keeps their findings when such an object changed.
+pub fn reads_repo_facts(rule: Rule) -> bool {
+    let id = rule.id();
+    id.starts_with("KUE") || id.starts_with("DRA")
+}
+
 /// Kinds checked on their own, not as workloads (they run no pods): a LocalQueue's target, a
 /// DRA claim's requests.
 pub fn checks_object(id: &ObjectRef) -> bool {
@@ -691,6 +699,9 @@ pub struct Context<'a> {
     pub policy: &'a Policy,
     /// The namespace of manifests that name none (`default` unless the config says otherwise).
     pub default_namespace: &'a str,
+    /// The cluster that applies the object (`None`: the implicit one): part of its metrics
+    /// identity, and whose nodes it must fit.
+    pub cluster: Option<&'a str>,
 }
 
 /// Runs every rule family on one workload.
@@ -750,6 +761,8 @@ pub struct Finding {
     /// The namespace the object lands in: its own, else the release's or the configured
     /// default; `None` for a cluster-scoped kind.
     pub namespace: Option<String>,
+    /// The cluster that applies the object (`None`: no GitOps declaration reaches it).
+    pub cluster: Option<String>,
 }
 
 /// What a finding's object was read from. `Finding::file` and `span` say where the finding is
@@ -769,6 +782,7 @@ impl Finding {
     /// The measured container it is on (namespace, kind, name, container), the key of its usage.
     pub fn container_key(&self) -> Option<ContainerKey> {
         Some(ContainerKey {
+            cluster: self.cluster.clone(),
             namespace: self.namespace.clone().unwrap_or_default(),
             kind: self.object.kind.clone(),
             name: self.object.name.clone()?,
@@ -926,6 +940,7 @@ pub(crate) mod test_support {
         let policy = Policy::default();
         for (document, doc) in stream.documents.iter().enumerate() {
             let cx = Context {
+                cluster: None,
                 gpu_names: &names,
                 facts,
                 kueue_required,
@@ -972,6 +987,7 @@ pub(crate) mod test_support {
         for (kind, name, container, u) in usage {
             set.containers.insert(
                 crate::metrics::usage::ContainerKey {
+                    cluster: None,
                     namespace: "default".into(),
                     kind: kind.to_string(),
                     name: name.to_string(),
@@ -984,6 +1000,7 @@ pub(crate) mod test_support {
         let mut out = Vec::new();
         for (document, doc) in stream.documents.iter().enumerate() {
             let cx = Context {
+                cluster: None,
                 gpu_names: &names,
                 facts: &facts,
                 kueue_required: false,

@@ -71,11 +71,16 @@ pub struct Amount {
 }
 
 /// The run's total: each container counted once, with the largest of its findings' savings.
+/// In a run of several clusters, namespaces are named `cluster/namespace` and each cluster has
+/// its own total (`by_cluster`); `gpus` adds up devices of different clusters, which are
+/// different devices.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Savings {
     pub gpus: f64,
     pub gpu_hours_per_week: f64,
     pub by_namespace: BTreeMap<String, Amount>,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub by_cluster: BTreeMap<String, Amount>,
 }
 
 impl Savings {
@@ -83,8 +88,32 @@ impl Savings {
         self.by_namespace.is_empty()
     }
 
-    /// `3.75 GPUs (630 GPU-hours a week; ml 3, research 0.75)`, for the summary.
+    /// `3.75 GPUs (630 GPU-hours a week; ml 3, research 0.75)`, for the summary; per cluster
+    /// when there are several (`prod 3 GPU(s) (…; ml 3), staging 0.75 GPU(s) (…)`).
     pub fn describe(&self) -> String {
+        if !self.by_cluster.is_empty() {
+            return self
+                .by_cluster
+                .iter()
+                .map(|(cluster, total)| {
+                    let prefix = format!("{cluster}/");
+                    let of_cluster = Savings {
+                        gpus: total.gpus,
+                        gpu_hours_per_week: total.gpu_hours_per_week,
+                        by_namespace: self
+                            .by_namespace
+                            .iter()
+                            .filter_map(|(k, a)| {
+                                Some((k.strip_prefix(&prefix)?.to_string(), a.clone()))
+                            })
+                            .collect(),
+                        by_cluster: BTreeMap::new(),
+                    };
+                    format!("{cluster} {}", of_cluster.describe())
+                })
+                .collect::<Vec<_>>()
+                .join("; ");
+        }
         let namespaces: Vec<String> = self
             .by_namespace
             .iter()
@@ -99,12 +128,14 @@ impl Savings {
     }
 }
 
-/// Adds up what the unsuppressed findings free.
-pub fn total(findings: &[Finding]) -> Savings {
-    let mut best: BTreeMap<(String, String, String, String, Origin), &Frees> = BTreeMap::new();
+/// Adds up what the unsuppressed findings free; per cluster when `several` clusters run.
+pub fn total(findings: &[Finding], several: bool) -> Savings {
+    type Key = (Option<String>, String, String, String, String, Origin);
+    let mut best: BTreeMap<Key, &Frees> = BTreeMap::new();
     for f in findings.iter().filter(|f| f.suppression.is_none()) {
         let Some(frees) = &f.frees else { continue };
         let key = (
+            f.cluster.clone().filter(|_| several),
             f.namespace.clone().unwrap_or_default(),
             f.object.kind.clone(),
             f.object.name.clone().unwrap_or_default(),
@@ -117,16 +148,29 @@ pub fn total(findings: &[Finding]) -> Savings {
         }
     }
     let mut out = Savings::default();
-    for ((ns, ..), frees) in best {
-        let a = out.by_namespace.entry(ns).or_default();
+    for ((cluster, ns, ..), frees) in best {
+        let label = match &cluster {
+            Some(c) => format!("{c}/{ns}"),
+            None => ns,
+        };
+        let a = out.by_namespace.entry(label).or_default();
         a.gpus += frees.gpus();
         a.gpu_hours_per_week += frees.gpu_hours_per_week().unwrap_or(0.0);
+        if let Some(c) = cluster {
+            let t = out.by_cluster.entry(c).or_default();
+            t.gpus += frees.gpus();
+            t.gpu_hours_per_week += frees.gpu_hours_per_week().unwrap_or(0.0);
+        }
     }
     for a in out.by_namespace.values_mut() {
         out.gpus += a.gpus;
         out.gpu_hours_per_week += a.gpu_hours_per_week;
         a.gpus = round2(a.gpus);
         a.gpu_hours_per_week = round2(a.gpu_hours_per_week);
+    }
+    for t in out.by_cluster.values_mut() {
+        t.gpus = round2(t.gpus);
+        t.gpu_hours_per_week = round2(t.gpu_hours_per_week);
     }
     out.gpus = round2(out.gpus);
     out.gpu_hours_per_week = round2(out.gpu_hours_per_week);

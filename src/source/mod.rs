@@ -10,5 +10,6 @@ pub mod helm;
 mod jsonpath;
 pub mod kustomize;
 pub mod repo;
+pub mod substitute;
 pub mod units;
 pub mod yaml;

@@ -33,6 +33,57 @@ pub struct RenderUnit {
     pub files: Vec<usize>,
     /// The kustomization folders of the bases and components it reached (not its own).
     pub bases: Vec<PathBuf>,
+    /// The cluster that applies this render (`None`: no GitOps declaration reaches it).
+    pub cluster: Option<String>,
+    /// What the applier does on top of the root's own kustomization (Flux's `targetNamespace`,
+    /// post-build substitution); empty when nothing declares the root.
+    pub post: Arc<PostRender>,
+    /// The objects (by index) whose values Flux's substitution changed.
+    pub substituted: Arc<BTreeSet<usize>>,
+}
+
+/// What an applier does to a root's render before the cluster gets it: a Flux Kustomization's
+/// `targetNamespace`, `namePrefix`/`nameSuffix` and `postBuild` substitution. The nodes carry
+/// the span of the field in the declaring file (tagged with its run index).
+#[derive(Clone, Debug, Default)]
+pub struct PostRender {
+    pub namespace: Option<Node>,
+    pub name_prefix: Option<Node>,
+    pub name_suffix: Option<Node>,
+    pub substitute: Option<crate::source::substitute::Substitution>,
+}
+
+impl PostRender {
+    pub fn is_empty(&self) -> bool {
+        self.namespace.is_none()
+            && self.name_prefix.is_none()
+            && self.name_suffix.is_none()
+            && self.substitute.is_none()
+    }
+
+    /// Applies it to a root's rendered objects, in Flux's order: the kustomize transforms, then
+    /// the substitution of the built objects. Returns the indices of the objects the
+    /// substitution changed (a fix must not write a literal over a variable there).
+    pub fn apply(&self, objects: &mut Vec<Node>) -> BTreeSet<usize> {
+        let mut substituted = BTreeSet::new();
+        if self.is_empty() {
+            return substituted;
+        }
+        kustomize::transform_rendered(
+            objects,
+            self.namespace.as_ref(),
+            self.name_prefix.as_ref(),
+            self.name_suffix.as_ref(),
+        );
+        if let Some(sub) = &self.substitute {
+            for (i, object) in objects.iter_mut().enumerate() {
+                if sub.apply(object) {
+                    substituted.insert(i);
+                }
+            }
+        }
+        substituted
+    }
 }
 
 /// The run's files as the renderer sees them: parsed once, nodes tagged with their run index.
@@ -239,6 +290,19 @@ pub fn render_root(
     }
 }
 
+/// Renders a unit's root again (the fixer's verification): the root, then what its applier
+/// does on top (`post`).
+pub fn render_unit(
+    dir: &Path,
+    post: &PostRender,
+    sources: &dyn Sources,
+    settings: &RenderSettings,
+) -> Result<kustomize::Rendered, kustomize::RenderError> {
+    let mut rendered = render_root(dir, sources, settings)?;
+    post.apply(&mut rendered.objects);
+    Ok(rendered)
+}
+
 /// Renders every root, appends the files the renders read to `files`, marks the files that are
 /// linted through a render, and returns the units to lint: roots that another rendered root
 /// uses as a base are linted through it, not on their own. Roots in `conditional` (found for
@@ -303,6 +367,9 @@ pub fn build(
                 home,
                 objects: r.objects,
                 bases,
+                cluster: None,
+                post: Arc::default(),
+                substituted: Arc::default(),
             })
         })
         .collect();
@@ -391,6 +458,9 @@ pub struct HelmUnit {
     /// The renders every origin question shares (two per release), made at the first question;
     /// `None` inside when they failed (every question then has no answer).
     pub shared: std::sync::OnceLock<Option<helm::SharedProbe>>,
+    /// The cluster that applies the release (its Argo CD destination, or the cluster whose
+    /// declarations reach the manifest declaring it); `None`: the implicit one.
+    pub cluster: Option<String>,
 }
 
 impl HelmUnit {
@@ -452,7 +522,10 @@ impl HelmUnit {
                 let Some(origin) = self.origin(engine, document, path) else {
                     continue;
                 };
-                if let Some(i) = find_file(files, &origin.file) {
+                // A leaf of a rendered HelmRelease names the file that wrote it (the base, or
+                // an overlay's patch); other leaves are in `origin.file`.
+                let written_in = origin.node.span.source.index().filter(|&i| i < files.len());
+                if let Some(i) = written_in.or_else(|| find_file(files, &origin.file)) {
                     return (
                         i,
                         Span::new(origin.node.span.start(), origin.node.span.end()),
@@ -481,8 +554,13 @@ pub fn render_chart(
     engine: &helm::HelmEngine,
 ) -> Result<String, helm::HelmError> {
     let chart = normalize(chart);
-    let declared =
-        helm::declared_releases(std::slice::from_ref(&chart), &[], config_charts, repo_root);
+    let declared = helm::declared_releases(
+        std::slice::from_ref(&chart),
+        &[],
+        &[],
+        config_charts,
+        repo_root,
+    );
     // No manifest declares it here: an error is about the chart itself (a symlink leaving the
     // repository), and nothing of it is rendered.
     if let Some(e) = declared.errors.into_iter().next() {
@@ -505,13 +583,16 @@ pub fn render_chart(
 /// Renders every release of `charts` (declared by Argo CD Applications, Flux HelmReleases or the
 /// config; an undeclared chart with its defaults) with `engine`. Files findings may point at
 /// (Chart.yaml, templates, values files) are added to `files`.
+#[allow(clippy::too_many_arguments)]
 pub fn build_helm(
     charts: &[PathBuf],
+    rendered_units: &[RenderUnit],
     files: &mut Vec<SourceFile>,
     config_charts: &[helm::ChartEntry],
     repo_root: &Path,
     engine: &helm::HelmEngine,
     errors: &mut Vec<InputError>,
+    notes: &mut Vec<String>,
 ) -> Vec<HelmUnit> {
     let manifests: Vec<(PathBuf, Arc<Stream>)> = files
         .iter()
@@ -523,7 +604,38 @@ pub fn build_helm(
         .collect();
     let manifest_refs: Vec<(PathBuf, &Stream)> =
         manifests.iter().map(|(p, s)| (p.clone(), &**s)).collect();
-    let declared = helm::declared_releases(charts, &manifest_refs, config_charts, repo_root);
+    // HelmReleases that Kustomize renders hold (the base's, patched by an overlay), in the
+    // render's cluster.
+    let is_helm_release = |o: &&Node| {
+        o.get_str("kind") == Some("HelmRelease")
+            && o.get_str("apiVersion")
+                .is_some_and(|a| a.starts_with("helm.toolkit.fluxcd.io/"))
+    };
+    let rendered: Vec<helm::RenderedDeclaration> = rendered_units
+        .iter()
+        .flat_map(|u| {
+            u.objects
+                .iter()
+                .filter(is_helm_release)
+                .map(move |o| (u, o))
+        })
+        .filter_map(|(unit, object)| {
+            let index = object.get("kind")?.span.source.index()?;
+            let file = files.get(index)?;
+            let Input::File(path) = &file.input else {
+                return None;
+            };
+            Some(helm::RenderedDeclaration {
+                file: path.clone(),
+                stream: &file.stream,
+                object,
+                cluster: unit.cluster.clone(),
+            })
+        })
+        .collect();
+    let declared =
+        helm::declared_releases(charts, &manifest_refs, &rendered, config_charts, repo_root);
+    notes.extend(declared.notes);
     for e in declared.errors {
         let source = find_file(files, &e.file).map(|i| (i, e.offset));
         errors.push(InputError {
@@ -571,6 +683,7 @@ pub fn build_helm(
         }
         units.push(HelmUnit {
             name,
+            cluster: release.cluster.clone(),
             release,
             rendered,
             chart_file,

@@ -612,7 +612,7 @@ fn last_end(value: &Value) -> Option<usize> {
     }
 }
 
-fn resolve_plain(text: &str) -> ScalarKind {
+pub(crate) fn resolve_plain(text: &str) -> ScalarKind {
     match text {
         "" | "~" | "null" | "Null" | "NULL" => return ScalarKind::Null,
         "true" | "True" | "TRUE" | "false" | "False" | "FALSE" => return ScalarKind::Bool,

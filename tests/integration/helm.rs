@@ -80,6 +80,8 @@ fn release(chart: PathBuf, name: &str, namespace: &str, values: Vec<ValuesSource
         namespace: namespace.into(),
         values,
         declared_in: None,
+        cluster: None,
+        declared_by_render: false,
     }
 }
 

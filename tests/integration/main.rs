@@ -8,6 +8,7 @@ mod support;
 mod action;
 mod changed;
 mod cli;
+mod clusters;
 mod corpus;
 mod fit;
 mod fix;

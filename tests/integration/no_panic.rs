@@ -717,7 +717,7 @@ impl Harness {
         };
         let mut expected = Vec::new();
         for (document, doc) in stream.documents.iter().enumerate() {
-            let cx = linter.context(&facts, text, document, "default");
+            let cx = linter.context(&facts, text, document, "default", None);
             for object in objects(doc) {
                 check_span(text, object.node.span, &"object");
                 assert!(object.path.starts_with('$'), "object path {}", object.path);
@@ -1004,7 +1004,13 @@ fn render(run: &Run, linter: &Linter) {
         "github: a message broke out of its workflow command:\n{g}"
     );
 
-    let inv = inventory::workloads(linter, &run.files, &run.units, &run.releases);
+    let inv = inventory::workloads(
+        linter,
+        &run.files,
+        &run.units,
+        &run.releases,
+        &run.placement,
+    );
     for w in inv["workloads"].as_array().expect("inventory workloads") {
         assert!(
             w["line"].as_u64().is_some_and(|n| n >= 1),

@@ -647,6 +647,7 @@ impl Cluster {
 
     fn key(&self, p: &Pod, c: &Ctr) -> ContainerKey {
         ContainerKey {
+            cluster: None,
             namespace: p.ns.clone(),
             kind: p.workload.0.clone(),
             name: p.workload.1.clone(),
@@ -825,6 +826,7 @@ fn filler_name(i: usize) -> String {
 
 fn filler_key(i: usize) -> ContainerKey {
     ContainerKey {
+        cluster: None,
         namespace: filler_ns(i).to_string(),
         kind: "Deployment".into(),
         name: filler_name(i),
@@ -1088,6 +1090,7 @@ fn the_cli_snapshot_and_live_modes_agree(prom: &Prometheus, cluster: &Cluster) {
     .unwrap_or_else(|e| panic!("{e}"));
     let expected = cluster.expected();
     let llm = ContainerKey {
+        cluster: None,
         namespace: "serve".into(),
         kind: "Deployment".into(),
         name: "llm".into(),
@@ -1201,6 +1204,7 @@ fn sample_limit(c: &Cluster) -> u64 {
 fn workloads_are_resolved_and_measured(prom: &Prometheus, cluster: &Cluster) {
     let mut wanted = cluster.scenario_keys();
     let ghost = ContainerKey {
+        cluster: None,
         namespace: "web".into(),
         kind: "Deployment".into(),
         name: "ghost".into(),
@@ -1240,6 +1244,7 @@ fn workloads_are_resolved_and_measured(prom: &Prometheus, cluster: &Cluster) {
     // The GPU-sizing figures are there (not both missing): vLLM with 4 GPUs per pod, 3 busy in
     // the busier pod, engine activity and the KV cache of both metric names.
     let llm = ContainerKey {
+        cluster: None,
         namespace: "serve".into(),
         kind: "Deployment".into(),
         name: "llm".into(),
@@ -1283,6 +1288,7 @@ fn workloads_are_resolved_and_measured(prom: &Prometheus, cluster: &Cluster) {
 
     // Spot checks of the semantics, independent of the reference computation.
     let k = |ns: &str, kind: &str, name: &str, c: &str| ContainerKey {
+        cluster: None,
         namespace: ns.into(),
         kind: kind.into(),
         name: name.into(),

@@ -343,6 +343,7 @@ impl Cluster {
         for p in &self.pods {
             for c in &p.ctrs {
                 let key = ContainerKey {
+                    cluster: None,
                     namespace: p.ns.clone(),
                     kind: "Deployment".into(),
                     name: p.deployment.clone(),

@@ -215,7 +215,15 @@ pub fn collect(
     let mut client = Client::new(opts)?;
     let plan = QueryPlan::new(opts)?;
     let window = plan.window.clone();
-    let wanted_set: BTreeSet<ContainerKey> = wanted.iter().cloned().collect();
+    // One query set answers for the store as a whole: its figures name no cluster (a per-cluster
+    // selector is how a run tells clusters apart), so the repository's clusters are set aside.
+    let wanted_set: BTreeSet<ContainerKey> = wanted
+        .iter()
+        .map(|k| ContainerKey {
+            cluster: None,
+            ..k.clone()
+        })
+        .collect();
     let mut out = Collected {
         usage: UsageSet {
             window: Some(window.clone()),
@@ -310,6 +318,7 @@ pub fn collect(
             continue;
         };
         let key = ContainerKey {
+            cluster: None,
             namespace: pc.namespace.clone(),
             kind,
             name,

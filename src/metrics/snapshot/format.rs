@@ -118,6 +118,7 @@ impl<'de> Visitor<'de> for FileSeed<'_, '_> {
                 .unwrap_or_else(|| format!("snapshot {}", self.doc.name)),
             containers,
             nodes: nodes.unwrap_or_default(),
+            several_clusters: Default::default(),
         })
     }
 }
@@ -342,6 +343,8 @@ pub(super) struct FileV1 {
     expecting = "a container object (namespace, kind, name, container and optional series)"
 )]
 pub(super) struct FileContainer {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) cluster: Option<String>,
     pub(super) namespace: String,
     pub(super) kind: String,
     pub(super) name: String,
@@ -458,6 +461,7 @@ fn finite(v: Option<f64>) -> Option<f64> {
 impl FileContainer {
     pub(super) fn new(key: &ContainerKey, u: &Usage) -> FileContainer {
         FileContainer {
+            cluster: key.cluster.clone(),
             namespace: key.namespace.clone(),
             kind: key.kind.clone(),
             name: key.name.clone(),

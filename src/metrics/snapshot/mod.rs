@@ -383,6 +383,7 @@ mod tests {
 
     fn key(ns: &str, kind: &str, name: &str, container: &str) -> ContainerKey {
         ContainerKey {
+            cluster: None,
             namespace: ns.into(),
             kind: kind.into(),
             name: name.into(),
@@ -523,6 +524,7 @@ mod tests {
         let mut rng = Rng(0x1234_5678_9ABC_DEF1);
         for _ in 0..200 {
             let mut set = UsageSet {
+                several_clusters: Default::default(),
                 window: Some("7d".into()),
                 source: "test".into(),
                 containers: BTreeMap::new(),

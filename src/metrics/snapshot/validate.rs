@@ -11,7 +11,7 @@ use crate::metrics::usage::{ContainerKey, GpuMemory, GpuUtilization, KvCache, St
 pub(super) fn check_nodes(doc: &Doc, nodes: &[NodeInfo]) -> Result<(), SnapshotError> {
     let mut seen = std::collections::BTreeSet::new();
     for (i, node) in nodes.iter().enumerate() {
-        if node.name.is_empty() || !seen.insert(node.name.as_str()) {
+        if node.name.is_empty() || !seen.insert((node.cluster.as_deref(), node.name.as_str())) {
             let path = format!("nodes[{i}].name");
             let kind = SnapshotErrorKind::DuplicateNode {
                 name: node.name.clone(),
@@ -149,6 +149,7 @@ impl Doc<'_> {
         c: FileContainer,
     ) -> Result<(ContainerKey, Usage), SnapshotError> {
         let key = ContainerKey {
+            cluster: c.cluster,
             namespace: c.namespace,
             kind: c.kind,
             name: c.name,
@@ -168,6 +169,12 @@ impl Doc<'_> {
             if value.is_empty() {
                 return Err(check.error(field, SnapshotErrorKind::EmptyField { field }));
             }
+        }
+        if key.cluster.as_deref() == Some("") {
+            return Err(check.error(
+                "cluster",
+                SnapshotErrorKind::EmptyField { field: "cluster" },
+            ));
         }
         if let Some(h) = c.history_seconds {
             check.number("history_seconds", h)?;

@@ -123,8 +123,14 @@ pub(super) fn set_both(
 
 /// The metrics identity of a container: (namespace, kind, name, container); a manifest without
 /// a namespace is in `default_namespace` (`default`, or what the config says for its path).
-pub fn usage_key(w: &Workload, c: &Container, default_namespace: &str) -> Option<ContainerKey> {
+pub fn usage_key(
+    w: &Workload,
+    c: &Container,
+    default_namespace: &str,
+    cluster: Option<&str>,
+) -> Option<ContainerKey> {
     Some(ContainerKey {
+        cluster: cluster.map(str::to_string),
         namespace: w
             .object
             .id
@@ -140,7 +146,7 @@ pub fn usage_key(w: &Workload, c: &Container, default_namespace: &str) -> Option
 /// The measured usage of a container, if any.
 pub(crate) fn usage_of<'u>(cx: &Context<'u>, w: &Workload, c: &Container) -> Option<&'u Usage> {
     cx.usage
-        .zip(usage_key(w, c, cx.default_namespace))
+        .zip(usage_key(w, c, cx.default_namespace, cx.cluster))
         .and_then(|(set, key)| set.get(&key))
 }
 
@@ -170,7 +176,7 @@ pub(crate) fn measured_quantity(
 pub fn check(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {
     let Some(usage_set) = cx.usage else { return };
     for c in w.containers.iter().filter(|c| c.spark.is_none() && !c.init) {
-        let Some(key) = usage_key(w, c, cx.default_namespace) else {
+        let Some(key) = usage_key(w, c, cx.default_namespace, cx.cluster) else {
             continue;
         };
         let gpu = is_gpu_container(cx, c);

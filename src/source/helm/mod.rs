@@ -31,7 +31,7 @@ pub use engine::{
 pub use origin::{shared_probe, values_origin, SharedProbe, ValuesLayer, ValuesOrigin};
 pub use releases::{
     declared_releases, is_namespace, is_release_name, releases, ChartEntry, DeclarationError,
-    Declared,
+    Declared, RenderedDeclaration,
 };
 
 /// How long one `helm template` may run before it is killed.
@@ -257,6 +257,13 @@ pub struct Release {
     /// The manifest that declares the release (Argo CD Application, Flux HelmRelease); `None`
     /// for config entries and undeclared charts.
     pub declared_in: Option<PathBuf>,
+    /// The cluster that applies it, when its declaration says: an Argo CD Application's
+    /// destination (`destination.name`, else `destination.server`), or the cluster of the
+    /// render a Flux HelmRelease is part of; `None` otherwise.
+    pub cluster: Option<String>,
+    /// Declared by a HelmRelease inside a Kustomize render (its values may come from several
+    /// files: the base and the overlays' patches).
+    pub declared_by_render: bool,
 }
 
 /// A Helm failure: what was rendered, and what Helm said.

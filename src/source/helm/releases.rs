@@ -77,6 +77,31 @@ impl<'a> ChartIndex<'a> {
         (self.known.contains(&full) || is_chart(&full)).then_some(full)
     }
 
+    /// The chart at `path` as a GitOps declaration in `declared_in` names it: relative to the
+    /// root of its source, which is the repository's root, or (for a GitOps tree kept in a
+    /// folder of the repository) the outermost folder above the declaration that holds it.
+    fn resolve_declared(&self, path: &str, declared_in: &Path) -> Option<PathBuf> {
+        if let Some(found) = self.resolve(path) {
+            return Some(found);
+        }
+        let relative = Path::new(path.trim_start_matches('/'));
+        // Absolute: a path as walked is relative to the working directory.
+        let absolute = |p: &Path| normalize(&std::path::absolute(p).unwrap_or_else(|_| p.into()));
+        let declared_in = absolute(declared_in);
+        let root = absolute(self.repo_root);
+        let mut bases: Vec<&Path> = declared_in
+            .ancestors()
+            .skip(1)
+            .take_while(|a| a.starts_with(&root) && *a != root)
+            .collect();
+        bases.reverse();
+        bases.into_iter().find_map(|base| {
+            let full = normalize(&base.join(relative));
+            let inside = full.starts_with(base);
+            (inside && (self.known.contains(&full) || is_chart(&full))).then_some(full)
+        })
+    }
+
     fn key(&self, chart: &Path) -> PathBuf {
         under(self.repo_root, chart)
     }
@@ -193,6 +218,9 @@ fn argo_releases(
     let Some(spec) = root.get("spec") else { return };
     let app_name = root.get_path(&["metadata", "name"]).and_then(Node::text);
     let namespace = str_at(spec, &["destination", "namespace"]).unwrap_or("default");
+    let destination = str_at(spec, &["destination", "name"])
+        .or_else(|| str_at(spec, &["destination", "server"]))
+        .map(str::to_string);
     let mut sources: Vec<&Node> = Vec::new();
     if let Some(s) = spec.get("source").filter(|s| s.as_map().is_some()) {
         sources.push(s);
@@ -209,7 +237,7 @@ fn argo_releases(
         let Some(path) = source.get_str("path") else {
             continue;
         };
-        let Some(chart) = index.resolve(path) else {
+        let Some(chart) = index.resolve_declared(path, at.file) else {
             continue;
         };
         let helm = source.get("helm");
@@ -375,6 +403,8 @@ fn argo_releases(
                 namespace: namespace.to_string(),
                 values,
                 declared_in: Some(at.file.to_path_buf()),
+                cluster: destination.clone(),
+                declared_by_render: false,
             });
         }
     }
@@ -398,7 +428,10 @@ fn flux_release(
     if kind != "GitRepository" && kind != "Bucket" {
         return;
     }
-    let Some(chart) = chart_spec.get_str("chart").and_then(|p| index.resolve(p)) else {
+    let chart = chart_spec
+        .get_str("chart")
+        .and_then(|p| index.resolve_declared(p, at.file));
+    let Some(chart) = chart else {
         return;
     };
     let name = root.get_path(&["metadata", "name"]).and_then(Node::text);
@@ -481,6 +514,8 @@ fn flux_release(
         namespace: namespace.to_string(),
         values,
         declared_in: Some(file.to_path_buf()),
+        cluster: None,
+        declared_by_render: false,
     });
 }
 
@@ -511,7 +546,19 @@ pub fn releases(
     config: &[ChartEntry],
     repo_root: &Path,
 ) -> Vec<Release> {
-    declared_releases(charts, manifests, config, repo_root).releases
+    declared_releases(charts, manifests, &[], config, repo_root).releases
+}
+
+/// A Flux HelmRelease as a Kustomize render made it (a base's HelmRelease with the overlay's
+/// patches of its values): a declaration like one in a plain manifest, for the render's
+/// cluster. Its nodes carry the run's file indices, so a values leaf is placed in the file
+/// that wrote it.
+pub struct RenderedDeclaration<'a> {
+    /// The file that declares it (its `kind:`), and that file's text.
+    pub file: PathBuf,
+    pub stream: &'a Stream,
+    pub object: &'a Node,
+    pub cluster: Option<String>,
 }
 
 /// What the repository declares: the releases to render, and the declarations that cannot be
@@ -520,18 +567,75 @@ pub fn releases(
 pub struct Declared {
     pub releases: Vec<Release>,
     pub errors: Vec<DeclarationError>,
+    /// Releases declared with a chart that is not in the repository (a Helm or OCI
+    /// repository's): named, not rendered.
+    pub notes: Vec<String>,
+}
+
+/// A Flux HelmRelease's chart when it comes from outside the repository: `chartRef`, or a
+/// `HelmRepository`/`OCIRepository` source (`<source> <chart>@<version>`).
+fn remote_chart(root: &Node) -> Option<String> {
+    let spec = root.get("spec")?;
+    if let Some(r) = spec.get("chartRef") {
+        let kind = r.get_str("kind").unwrap_or("OCIRepository");
+        let name = r.get_str("name").unwrap_or("?");
+        return Some(format!("{kind} {name}"));
+    }
+    let chart = spec.get_path(&["chart", "spec"])?;
+    let kind = str_at(chart, &["sourceRef", "kind"]).unwrap_or("");
+    if matches!(kind, "GitRepository" | "Bucket" | "") {
+        return None;
+    }
+    let source = str_at(chart, &["sourceRef", "name"]).unwrap_or("?");
+    let name = chart.get_str("chart").unwrap_or("?");
+    let version = chart.get_str("version").unwrap_or("*");
+    Some(format!("{kind} {source}: {name}@{version}"))
 }
 
 /// [`releases`], with the errors of the declarations that cannot be rendered.
 pub fn declared_releases(
     charts: &[PathBuf],
     manifests: &[(PathBuf, &Stream)],
+    rendered: &[RenderedDeclaration],
     config: &[ChartEntry],
     repo_root: &Path,
 ) -> Declared {
     let index = ChartIndex::new(charts, repo_root);
     let mut out = Vec::new();
     let mut errors = Vec::new();
+    let mut notes = Vec::new();
+    let flux_objects = manifests
+        .iter()
+        .flat_map(|(f, s)| s.documents.iter().map(move |d| (f, &d.root)))
+        .chain(rendered.iter().map(|r| (&r.file, r.object)));
+    for (file, object) in flux_objects {
+        let is_release = object.get_str("kind") == Some("HelmRelease")
+            && object
+                .get_str("apiVersion")
+                .is_some_and(|a| a.starts_with("helm.toolkit.fluxcd.io/"));
+        if let Some(chart) = remote_chart(object).filter(|_| is_release) {
+            let name = object
+                .get_path(&["metadata", "name"])
+                .and_then(Node::text)
+                .unwrap_or("?");
+            notes.push(format!(
+                "{}: HelmRelease {name}: its chart ({chart}) is not in this repository: not rendered (vendor it and map it with a `charts:` entry of .gpulint.yaml)",
+                file.display()
+            ));
+        }
+    }
+    for r in rendered {
+        let at = Declaring {
+            file: &r.file,
+            stream: r.stream,
+        };
+        let first = out.len();
+        flux_release(&at, r.object, &index, repo_root, &mut out, &mut errors);
+        for release in &mut out[first..] {
+            release.cluster = r.cluster.clone();
+            release.declared_by_render = true;
+        }
+    }
     for (file, stream) in manifests {
         let at = Declaring { file, stream };
         for doc in &stream.documents {
@@ -567,15 +671,17 @@ pub fn declared_releases(
                 .map(|v| ValuesSource::File(under(repo_root, v)))
                 .collect(),
             declared_in: None,
+            cluster: None,
+            declared_by_render: false,
         });
     }
     let mut declared: HashSet<PathBuf> = out.iter().map(|r| index.key(&r.chart)).collect();
     // A chart whose declaration failed is not rendered with its defaults instead.
     let failed: HashSet<&PathBuf> = errors.iter().map(|e| &e.file).collect();
-    for (_, stream) in manifests.iter().filter(|(f, _)| failed.contains(f)) {
+    for (file, stream) in manifests.iter().filter(|(f, _)| failed.contains(f)) {
         for doc in &stream.documents {
             for path in declared_chart_paths(&doc.root) {
-                if let Some(chart) = index.resolve(path) {
+                if let Some(chart) = index.resolve_declared(path, file) {
                     declared.insert(index.key(&chart));
                 }
             }
@@ -589,6 +695,8 @@ pub fn declared_releases(
                 namespace: "default".to_string(),
                 values: Vec::new(),
                 declared_in: None,
+                cluster: None,
+                declared_by_render: false,
             });
         }
     }
@@ -616,6 +724,7 @@ pub fn declared_releases(
     Declared {
         releases: out,
         errors,
+        notes,
     }
 }
 

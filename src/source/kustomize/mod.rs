@@ -254,6 +254,45 @@ pub fn render(
     load::render(dir, sources, options)
 }
 
+/// The namespace and name transforms of a kustomization, applied on top of objects already
+/// rendered: what an applier adds to a root's own kustomization (Flux's `targetNamespace`,
+/// `namePrefix` and `nameSuffix`), with name references (a pod's ConfigMap, a claim template)
+/// following the new names as kustomize does. The value nodes carry the span of the field that
+/// asked for them, so a made-up namespace points at it.
+pub fn transform_rendered(
+    objects: &mut Vec<Node>,
+    namespace: Option<&Node>,
+    prefix: Option<&Node>,
+    suffix: Option<&Node>,
+) {
+    let as_str = |n: &Node| {
+        n.text().map(|t| kustomization::Str {
+            text: t.to_string(),
+            node: n.clone(),
+        })
+    };
+    let (namespace, prefix, suffix) = (
+        namespace.and_then(as_str),
+        prefix.and_then(as_str),
+        suffix.and_then(as_str),
+    );
+    if namespace.is_none() && prefix.is_none() && suffix.is_none() {
+        return;
+    }
+    let mut acc: Vec<load::Res> = std::mem::take(objects)
+        .into_iter()
+        .map(load::Res::new)
+        .collect();
+    if prefix.is_some() || suffix.is_some() {
+        transform::prefix_suffix(&mut acc, prefix.as_ref(), suffix.as_ref());
+    }
+    if let Some(ns) = &namespace {
+        transform::namespace(&mut acc, ns);
+    }
+    transform::fix_name_references(&mut acc);
+    *objects = acc.into_iter().map(|r| r.node).collect();
+}
+
 /// Absolute (via `std::path::absolute`) with `.` and `..` removed lexically.
 pub fn normalize(path: &Path) -> PathBuf {
     let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());

@@ -1,0 +1,615 @@
+//! The deployment model: which cluster applies which render and which file.
+//!
+//! A GitOps repository declares what each cluster runs; prod's and staging's overlays of one base
+//! are different workloads, with their own usage, nodes and fixes. This stage sits between the
+//! renders (`source`) and the rules: it reads the repository's declarations and gives every Kustomize
+//! render, Helm release and plain manifest the cluster that applies it, which is part of every
+//! later identity: (cluster, namespace, kind, name, container).
+//!
+//! Clusters are named, first match wins, by:
+//! 1. the config's `clusters:` entries (a name and the paths whose objects it applies);
+//! 2. the Flux layout: a `kustomize.toolkit.fluxcd.io` Kustomization belongs to the cluster whose
+//!    declarations reach the file it is in, else to `<name>` when that file is under
+//!    `clusters/<name>/` or beside a `flux-system/gotk-sync.yaml` in a folder `<name>`; its
+//!    `spec.path` is then applied by that cluster, with its `targetNamespace`,
+//!    `namePrefix`/`nameSuffix` and `postBuild` substitution (`substitute`, and `substituteFrom`
+//!    ConfigMaps the repository defines; a Secret is named, never read);
+//! 3. an Argo CD Application's `destination.name` (else `destination.server`) for its Helm
+//!    release.
+//!
+//! What no declaration reaches belongs to one implicit cluster (`None`), so a repository without
+//! GitOps declarations is linted exactly as before.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::source::discover::Input;
+use crate::source::file::{display_path, SourceFile};
+use crate::source::kustomize::{kustomization_file, normalize};
+use crate::source::substitute::Substitution;
+use crate::source::units::{HelmUnit, PostRender, RenderUnit};
+use crate::source::yaml::{Node, SourceId};
+
+/// A `clusters:` entry of the config: a cluster and the paths (relative to the repository) whose
+/// objects it applies.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClusterEntry {
+    pub name: String,
+    pub paths: Vec<PathBuf>,
+}
+
+/// One "this cluster applies this folder".
+#[derive(Clone, Debug)]
+pub struct Deployment {
+    pub cluster: Option<String>,
+    /// The folder applied (absolute, normalized).
+    pub path: PathBuf,
+    pub post: Arc<PostRender>,
+    /// For people: `Flux Kustomization flux-system/apps in clusters/prod/apps.yaml`.
+    pub by: String,
+}
+
+/// Where the run's objects are applied.
+#[derive(Clone, Debug, Default)]
+pub struct Placement {
+    /// The clusters applying each plain manifest (by run index); a file not here is in no
+    /// declared cluster.
+    pub files: HashMap<usize, Vec<String>>,
+    /// Every named cluster of the run.
+    pub clusters: BTreeSet<String>,
+    /// What the declarations apply, for the Helm releases placed after the renders.
+    deployments: Vec<Deployment>,
+    /// The config's clusters with their paths, resolved.
+    config: Vec<(String, Vec<PathBuf>)>,
+}
+
+impl Placement {
+    /// The clusters a plain file is linted for: each that applies it, or the implicit one.
+    pub fn file_clusters(&self, index: usize) -> Vec<Option<String>> {
+        match self.files.get(&index) {
+            Some(names) if !names.is_empty() => names.iter().cloned().map(Some).collect(),
+            _ => vec![None],
+        }
+    }
+
+    /// More than one cluster: outputs name each finding's cluster.
+    pub fn several(&self) -> bool {
+        self.clusters.len() > 1
+    }
+}
+
+/// Reads the declarations, gives every unit, release and plain file its cluster, and returns
+/// the units to lint: a root applied by several clusters (or twice with different transforms)
+/// becomes one unit each, with the applier's transforms on its objects.
+pub fn place(
+    files: &[SourceFile],
+    declarations: &[usize],
+    units: Vec<RenderUnit>,
+    repo_root: Option<&Path>,
+    config: &[ClusterEntry],
+    notes: &mut Vec<String>,
+) -> (Vec<RenderUnit>, Placement) {
+    let root = repo_root.map(normalize);
+    let config: Vec<(String, Vec<PathBuf>)> = config
+        .iter()
+        .map(|c| {
+            let paths = c
+                .paths
+                .iter()
+                .map(|p| match &root {
+                    Some(r) => normalize(&r.join(p)),
+                    None => normalize(p),
+                })
+                .collect();
+            (c.name.clone(), paths)
+        })
+        .collect();
+    let path_of = |i: usize| match &files.get(i)?.input {
+        Input::File(p) => Some(normalize(p)),
+        Input::Stdin => None,
+    };
+    // Plain manifests, and the files read only for their declarations (a named file's run).
+    let sources: Vec<usize> = files
+        .iter()
+        .enumerate()
+        .filter(|(i, f)| f.role == crate::source::file::FileRole::Plain || declarations.contains(i))
+        .map(|(i, _)| i)
+        .collect();
+    let flux = flux_kustomizations(files, &sources, &units);
+    let config_maps = config_maps(files, &sources, &units);
+    let deployments = flux_deployments(&flux, &config_maps, &config, root.as_deref(), notes);
+
+    let mut placement = Placement::default();
+    for (name, _) in &config {
+        placement.clusters.insert(name.clone());
+    }
+    for d in &deployments {
+        placement.clusters.extend(d.cluster.clone());
+    }
+
+    // Plain files: every cluster whose applied folder holds them, and the config's paths.
+    for (i, file) in files.iter().enumerate() {
+        if file.role != crate::source::file::FileRole::Plain {
+            continue;
+        }
+        let Some(path) = path_of(i) else { continue };
+        let mut names: BTreeSet<String> = config
+            .iter()
+            .filter(|(_, paths)| paths.iter().any(|p| path.starts_with(p)))
+            .map(|(n, _)| n.clone())
+            .collect();
+        if names.is_empty() {
+            for d in deployments.iter().filter(|d| covers_plain(d, &path)) {
+                if let Some(c) = &d.cluster {
+                    names.insert(c.clone());
+                }
+                if !d.post.is_empty() {
+                    notes.push(format!(
+                        "{}: {} applies it with a target namespace, name prefix or substitution gpulint applies to Kustomize roots only; linted as written",
+                        file.name, d.by
+                    ));
+                }
+            }
+        }
+        if !names.is_empty() {
+            placement.files.insert(i, names.into_iter().collect());
+        }
+    }
+
+    // Units: one per deployment of its root; the config's paths name a cluster of their own.
+    let mut placed = Vec::with_capacity(units.len());
+    for unit in units {
+        let by_config: Vec<&String> = config
+            .iter()
+            .filter(|(_, paths)| paths.iter().any(|p| unit.dir.starts_with(p)))
+            .map(|(n, _)| n)
+            .collect();
+        if !by_config.is_empty() {
+            for name in by_config {
+                placed.push(RenderUnit {
+                    cluster: Some(name.clone()),
+                    ..unit.clone()
+                });
+            }
+            continue;
+        }
+        let mine: Vec<&Deployment> = deployments
+            .iter()
+            .filter(|d| covers_unit(d, &unit.dir))
+            .collect();
+        if mine.is_empty() {
+            placed.push(unit);
+            continue;
+        }
+        // The same cluster and transforms twice is one deployment.
+        let mut seen: Vec<(Option<String>, *const PostRender)> = Vec::new();
+        for d in mine {
+            let key = (d.cluster.clone(), Arc::as_ptr(&d.post));
+            if seen.contains(&key) {
+                continue;
+            }
+            seen.push(key);
+            let mut objects = unit.objects.clone();
+            let substituted = d.post.apply(&mut objects);
+            placed.push(RenderUnit {
+                objects,
+                cluster: d.cluster.clone(),
+                post: d.post.clone(),
+                substituted: Arc::new(substituted),
+                ..unit.clone()
+            });
+        }
+    }
+
+    placement.deployments = deployments;
+    placement.config = config;
+    (placed, placement)
+}
+
+impl Placement {
+    /// Gives each Helm release its cluster: the one its declaration names (an Argo CD
+    /// destination, the render a HelmRelease is part of), else the config's paths or the
+    /// deployment that applies the manifest declaring it.
+    pub fn place_releases(&mut self, releases: &mut [HelmUnit]) {
+        for release in releases.iter_mut() {
+            if release.cluster.is_none() {
+                release.cluster = self.cluster_of_declaration(release);
+            }
+            self.clusters.extend(release.cluster.clone());
+        }
+    }
+
+    fn cluster_of_declaration(&self, release: &HelmUnit) -> Option<String> {
+        let declared = normalize(release.release.declared_in.as_deref()?);
+        let by_config = self
+            .config
+            .iter()
+            .find(|(_, paths)| paths.iter().any(|p| declared.starts_with(p)))
+            .map(|(n, _)| n.clone());
+        by_config.or_else(|| {
+            self.deployments
+                .iter()
+                .filter(|d| covers_plain(d, &declared))
+                .find_map(|d| d.cluster.clone())
+        })
+    }
+}
+
+/// Whether a deployment of `d.path` applies the plain file at `file`: the folder holds it and
+/// has no kustomization of its own (Flux then applies every manifest below it).
+fn covers_plain(d: &Deployment, file: &Path) -> bool {
+    file.starts_with(&d.path) && kustomization_file(&d.path).is_none()
+}
+
+/// Whether a deployment applies the root at `dir`: it is the folder, or a root inside a folder
+/// without a kustomization (Flux's generated kustomization takes it in).
+fn covers_unit(d: &Deployment, dir: &Path) -> bool {
+    dir == d.path || (dir.starts_with(&d.path) && kustomization_file(&d.path).is_none())
+}
+
+/// A Flux Kustomization and the file it is written in.
+struct FluxKustomization<'a> {
+    object: &'a Node,
+    /// Run index of the file that declares it.
+    file: usize,
+    file_path: PathBuf,
+}
+
+fn is_flux_kustomization(object: &Node) -> bool {
+    object.get_str("kind") == Some("Kustomization")
+        && object
+            .get_str("apiVersion")
+            .is_some_and(|a| a.starts_with("kustomize.toolkit.fluxcd.io/"))
+}
+
+/// Every Flux Kustomization of the run: in plain files as written, in renders as rendered (the
+/// `flux-system` root renders `gotk-sync.yaml`).
+fn flux_kustomizations<'a>(
+    files: &'a [SourceFile],
+    sources: &[usize],
+    units: &'a [RenderUnit],
+) -> Vec<FluxKustomization<'a>> {
+    let path_of = |i: usize| match &files.get(i)?.input {
+        Input::File(p) => Some(normalize(p)),
+        Input::Stdin => None,
+    };
+    let mut out = Vec::new();
+    for &i in sources {
+        let Some(file) = files.get(i) else { continue };
+        let Some(file_path) = path_of(i) else {
+            continue;
+        };
+        for doc in &file.stream.documents {
+            if is_flux_kustomization(&doc.root) {
+                out.push(FluxKustomization {
+                    object: &doc.root,
+                    file: i,
+                    file_path: file_path.clone(),
+                });
+            }
+        }
+    }
+    let mut seen = BTreeSet::new();
+    for unit in units {
+        for object in unit.objects.iter().filter(|o| is_flux_kustomization(o)) {
+            let Some(file) = object
+                .get("kind")
+                .and_then(|k| k.span.source.index())
+                .filter(|i| seen.insert((*i, object.span.start)))
+            else {
+                continue;
+            };
+            let Some(file_path) = path_of(file) else {
+                continue;
+            };
+            out.push(FluxKustomization {
+                object,
+                file,
+                file_path,
+            });
+        }
+    }
+    out
+}
+
+/// A ConfigMap of the run (a `substituteFrom` source) and where it is written.
+struct ConfigMap {
+    /// `None`: written without one (it lands where its applier puts it).
+    namespace: Option<String>,
+    name: String,
+    data: BTreeMap<String, String>,
+    /// The plain file it is in, or the root whose render holds it.
+    at: PathBuf,
+    rendered: bool,
+}
+
+/// Every ConfigMap of the run: plain files as written, renders as rendered.
+fn config_maps(files: &[SourceFile], sources: &[usize], units: &[RenderUnit]) -> Vec<ConfigMap> {
+    let mut out = Vec::new();
+    let mut add = |object: &Node, at: &Path, rendered: bool| {
+        if object.get_str("kind") != Some("ConfigMap") || object.get_str("apiVersion") != Some("v1")
+        {
+            return;
+        }
+        let Some(name) = object.get_path(&["metadata", "name"]).and_then(Node::text) else {
+            return;
+        };
+        let namespace = object
+            .get_path(&["metadata", "namespace"])
+            .and_then(Node::text)
+            .map(str::to_string);
+        let data: BTreeMap<String, String> = object
+            .get("data")
+            .and_then(Node::as_map)
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|e| Some((e.key.text()?.to_string(), e.value.text()?.to_string())))
+            .collect();
+        out.push(ConfigMap {
+            namespace,
+            name: name.to_string(),
+            data,
+            at: at.to_path_buf(),
+            rendered,
+        });
+    };
+    for file in sources.iter().filter_map(|&i| files.get(i)) {
+        let Input::File(path) = &file.input else {
+            continue;
+        };
+        let path = normalize(path);
+        for doc in &file.stream.documents {
+            add(&doc.root, &path, false);
+        }
+    }
+    for unit in units {
+        for object in &unit.objects {
+            add(object, &unit.dir, true);
+        }
+    }
+    out
+}
+
+/// The folder `clusters/<name>/…` or a folder holding `flux-system/gotk-sync.yaml` names the
+/// cluster of a file below it.
+fn layout_cluster(file: &Path, root: Option<&Path>) -> Option<String> {
+    let mut dir = file.parent();
+    while let Some(d) = dir {
+        if root.is_some_and(|r| !d.starts_with(r) || d == r) {
+            return None;
+        }
+        let name = d.file_name()?.to_string_lossy().to_string();
+        let parent_is_clusters = d
+            .parent()
+            .and_then(Path::file_name)
+            .is_some_and(|n| n == "clusters");
+        if parent_is_clusters || d.join("flux-system").join("gotk-sync.yaml").is_file() {
+            return Some(name);
+        }
+        dir = d.parent();
+    }
+    None
+}
+
+/// The folder a Kustomization's `spec.path` names: relative to the root of its source (this
+/// repository). The repository linted may hold the GitOps tree in a folder of its own
+/// (`deploy/` with `deploy/clusters/prod/…`), so the outermost folder above the declaring file
+/// where the path exists is taken, the repository's root first. `None` when the path leaves
+/// the repository or exists nowhere.
+fn source_folder(declared_in: &Path, path: &str, root: Option<&Path>) -> Option<PathBuf> {
+    let relative = path.trim_start_matches('/');
+    let mut candidates: Vec<&Path> = declared_in
+        .ancestors()
+        .skip(1)
+        .take_while(|a| root.is_none_or(|r| a.starts_with(r)))
+        .collect();
+    candidates.reverse();
+    candidates.into_iter().find_map(|base| {
+        let dir = normalize(&base.join(relative));
+        let inside = root.is_none_or(|r| dir.starts_with(r)) && dir.starts_with(base);
+        (inside && dir.is_dir()).then_some(dir)
+    })
+}
+
+/// The deployments the Flux Kustomizations declare. A Kustomization's cluster is that of the
+/// deployments reaching its own file (so `clusters/prod/apps.yaml`'s `./apps/prod` is prod's
+/// even when `apps/prod` holds more Kustomizations), else the config's or the layout's.
+fn flux_deployments(
+    flux: &[FluxKustomization],
+    config_maps: &[ConfigMap],
+    config: &[(String, Vec<PathBuf>)],
+    root: Option<&Path>,
+    notes: &mut Vec<String>,
+) -> Vec<Deployment> {
+    // Cluster of each Kustomization, settled over passes: one that applies the folder of another
+    // names it (at most one pass per Kustomization).
+    let mut clusters: Vec<Option<String>> = flux
+        .iter()
+        .map(|f| {
+            config
+                .iter()
+                .find(|(_, paths)| paths.iter().any(|p| f.file_path.starts_with(p)))
+                .map(|(n, _)| n.clone())
+                .or_else(|| layout_cluster(&f.file_path, root))
+        })
+        .collect();
+    let targets: Vec<Option<PathBuf>> = flux
+        .iter()
+        .map(|f| {
+            let path = f.object.get_path(&["spec", "path"]).and_then(Node::text)?;
+            source_folder(&f.file_path, path, root)
+        })
+        .collect();
+    for _ in 0..flux.len() {
+        let mut changed = false;
+        for (i, f) in flux.iter().enumerate() {
+            let reached = flux.iter().enumerate().find_map(|(j, _)| {
+                let dir = targets[j].as_ref()?;
+                let applies = f.file_path.starts_with(dir) && j != i;
+                applies.then(|| clusters[j].clone()).flatten()
+            });
+            if let Some(c) = reached {
+                if clusters[i].as_ref() != Some(&c) {
+                    clusters[i] = Some(c);
+                    changed = true;
+                }
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    // The clusters each ConfigMap is in: those whose Kustomizations apply it, else the
+    // config's or the layout's (a `substituteFrom` names a ConfigMap of its own cluster: prod's
+    // and staging's `cluster-settings` are two).
+    let config_map_clusters: Vec<BTreeSet<Option<String>>> = config_maps
+        .iter()
+        .map(|cm| {
+            let mut names: BTreeSet<Option<String>> = flux
+                .iter()
+                .enumerate()
+                .filter(|(j, _)| {
+                    targets[*j].as_ref().is_some_and(|dir| {
+                        let plain = !cm.rendered && cm.at.starts_with(dir);
+                        let root = cm.rendered
+                            && (cm.at == *dir
+                                || (cm.at.starts_with(dir) && kustomization_file(dir).is_none()));
+                        (plain && kustomization_file(dir).is_none()) || root
+                    })
+                })
+                .map(|(j, _)| clusters[j].clone())
+                .collect();
+            if names.is_empty() {
+                let by_config = config
+                    .iter()
+                    .find(|(_, paths)| paths.iter().any(|p| cm.at.starts_with(p)))
+                    .map(|(n, _)| n.clone());
+                names.insert(by_config.or_else(|| layout_cluster(&cm.at, root)));
+            }
+            names
+        })
+        .collect();
+    let mut out = Vec::new();
+    for (i, f) in flux.iter().enumerate() {
+        let ns = f
+            .object
+            .get_path(&["metadata", "namespace"])
+            .and_then(Node::text)
+            .unwrap_or("flux-system");
+        let name = f
+            .object
+            .get_path(&["metadata", "name"])
+            .and_then(Node::text)
+            .unwrap_or("?");
+        let by = format!(
+            "Flux Kustomization {ns}/{name} in {}",
+            display_path(&f.file_path)
+        );
+        let source_kind = f
+            .object
+            .get_path(&["spec", "sourceRef", "kind"])
+            .and_then(Node::text)
+            .unwrap_or("GitRepository");
+        if source_kind != "GitRepository" {
+            notes.push(format!(
+                "{by}: its source is a {source_kind}, not this repository: not followed"
+            ));
+            continue;
+        }
+        let Some(path) = targets[i].clone() else {
+            if let Some(p) = f.object.get_path(&["spec", "path"]).and_then(Node::text) {
+                notes.push(format!(
+                    "{by}: spec.path {p:?} is not a folder of this repository: not followed"
+                ));
+            }
+            continue;
+        };
+        let tagged = |keys: &[&str]| {
+            f.object.get_path(keys).cloned().map(|mut n| {
+                if n.span.source.index().is_none() {
+                    n.set_source(SourceId::file(f.file));
+                }
+                n
+            })
+        };
+        // The ConfigMaps this Kustomization's cluster has (and those placed in none).
+        let cluster = clusters[i].clone();
+        let visible: Vec<&ConfigMap> = config_maps
+            .iter()
+            .zip(&config_map_clusters)
+            .filter(|(_, cs)| cs.contains(&cluster) || cs.contains(&None))
+            .map(|(cm, _)| cm)
+            .collect();
+        let substitute = substitution(f.object, ns, &visible, &by, notes);
+        let post = PostRender {
+            namespace: tagged(&["spec", "targetNamespace"]),
+            name_prefix: tagged(&["spec", "namePrefix"]),
+            name_suffix: tagged(&["spec", "nameSuffix"]),
+            substitute,
+        };
+        for key in ["patches", "images", "components"] {
+            if f.object.get_path(&["spec", key]).is_some() {
+                notes.push(format!(
+                    "{by}: spec.{key} is not applied by gpulint yet; its render is linted without it"
+                ));
+            }
+        }
+        out.push(Deployment {
+            cluster: clusters[i].clone(),
+            path,
+            post: Arc::new(post),
+            by,
+        });
+    }
+    out
+}
+
+/// A Kustomization's `postBuild` variables: `substituteFrom` ConfigMaps of the repository in
+/// order, then `substitute` (which wins, as in Flux). A Secret is never read: named in a note.
+fn substitution(
+    object: &Node,
+    namespace: &str,
+    config_maps: &[&ConfigMap],
+    by: &str,
+    notes: &mut Vec<String>,
+) -> Option<Substitution> {
+    let post_build = object.get_path(&["spec", "postBuild"])?;
+    let mut vars = BTreeMap::new();
+    for from in post_build
+        .get("substituteFrom")
+        .and_then(Node::as_seq)
+        .unwrap_or_default()
+    {
+        let kind = from.get_str("kind").unwrap_or("ConfigMap");
+        let name = from.get_str("name").unwrap_or_default();
+        let optional = from.get("optional").and_then(Node::text) == Some("true");
+        match kind {
+            "ConfigMap" => match config_maps
+                .iter()
+                .find(|cm| {
+                    cm.name == name && cm.namespace.as_deref().is_none_or(|n| n == namespace)
+                })
+            {
+                Some(cm) => vars.extend(cm.data.clone()),
+                None if optional => {}
+                None => notes.push(format!(
+                    "{by}: substituteFrom ConfigMap {namespace}/{name} is not in the repository; its variables are not set"
+                )),
+            },
+            _ => notes.push(format!(
+                "{by}: substituteFrom {kind} {namespace}/{name} is not read (gpulint never reads secrets); its variables are not set"
+            )),
+        }
+    }
+    for e in post_build
+        .get("substitute")
+        .and_then(Node::as_map)
+        .unwrap_or_default()
+    {
+        if let (Some(k), Some(v)) = (e.key.text(), e.value.text()) {
+            vars.insert(k.to_string(), v.to_string());
+        }
+    }
+    Some(Substitution { vars })
+}

@@ -1,0 +1,691 @@
+//! Clusters, not files: a repository in the Flux multi-cluster shape (`clusters/prod`,
+//! `clusters/staging`, overlays `apps/prod` and `apps/staging` of one base, post-build
+//! substitution, Kueue per cluster) is linted as each cluster applies it, each judged with its
+//! own measurements and nodes, and fixed in its own overlay (checked with `kubectl kustomize`).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::support::common::{copy_dir, gpulint, helm, kubectl, output, write_files};
+
+const FIXTURE: &str = "testdata/gitops/flux-multi";
+
+/// A copy of the fixture in a temporary folder (the tests write into it).
+fn fixture() -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let root = tmp.path().join("repo");
+    copy_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join(FIXTURE), &root);
+    (tmp, root)
+}
+
+/// `gpulint <args> --format json` in `root`: (exit code, the report, stderr).
+fn lint_json(root: &Path, args: &[&str]) -> (i32, Value, String) {
+    let (code, stdout, stderr) = output(
+        gpulint()
+            .current_dir(root)
+            .args(args)
+            .args(["--format", "json"]),
+    );
+    let report = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}\nstderr: {stderr}"));
+    (code, report, stderr)
+}
+
+/// (rule, cluster, file, recommended memory or cpu, message) of every finding.
+fn findings(report: &Value) -> Vec<(String, String, String, String, String)> {
+    report["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .map(|f| {
+            let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
+            let rec = &f["recommended"];
+            let value = rec["value"]
+                .as_str()
+                .or(rec["memory"].as_str())
+                .or(rec["cpu"].as_str())
+                .unwrap_or_default()
+                .to_string();
+            (
+                text(&f["rule"]),
+                text(&f["cluster"]),
+                text(&f["file"]),
+                value,
+                text(&f["message"]),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn each_overlay_is_judged_with_its_own_clusters_figures() {
+    let (_tmp, root) = fixture();
+    let (code, report, stderr) = lint_json(&root, &["."]);
+    assert_eq!(code, 1, "{stderr}");
+    let got = findings(&report);
+    let rows: Vec<(&str, &str, &str)> = got
+        .iter()
+        .map(|(r, c, f, _, _)| (r.as_str(), c.as_str(), f.as_str()))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            // prod: its P99 of 78Gi against its patch's 80Gi; the trainer against the base.
+            ("MEM001", "prod", "apps/base/trainer/job.yaml"),
+            ("MEM001", "prod", "apps/prod/vllm-memory.yaml"),
+            // staging: the same Deployment uses 21Gi of its 48Gi.
+            ("CPU001", "staging", "apps/base/vllm/deployment.yaml"),
+            ("MEM002", "staging", "apps/staging/vllm-memory.yaml"),
+        ],
+        "{got:#?}"
+    );
+    // Each message carries its own cluster's number, the one the JSON recommends.
+    for (rule, cluster, _, _, message) in &got {
+        assert!(
+            message.ends_with(&format!("[cluster {cluster}]")) || !message.contains("[cluster"),
+            "{rule}: {message}"
+        );
+    }
+    let prod = &got[1].4;
+    let staging = &got[3].4;
+    assert!(
+        prod.contains("P99 78.0Gi") && prod.contains("90Gi"),
+        "{prod}"
+    );
+    assert!(
+        staging.contains("P99 21.0Gi") && staging.contains("25Gi"),
+        "{staging}"
+    );
+    let recommended: Vec<&Value> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| &f["recommended"])
+        .collect();
+    let text = serde_json::to_string(&recommended).unwrap();
+    assert!(text.contains("90Gi") && text.contains("25Gi"), "{text}");
+}
+
+#[test]
+fn substitution_and_totals_are_per_cluster() {
+    let (_tmp, root) = fixture();
+    let (code, stdout, stderr) =
+        output(
+            gpulint()
+                .current_dir(&root)
+                .args(["inventory", ".", "--format", "json"]),
+        );
+    assert_eq!(code, 0, "{stderr}");
+    let inv: Value = serde_json::from_str(&stdout).expect("inventory JSON");
+    let trainer: Vec<(String, i64)> = inv["workloads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w["name"] == "finetune-llama")
+        .map(|w| {
+            (
+                w["cluster"].as_str().unwrap_or_default().to_string(),
+                w["gpus"].as_i64().unwrap_or(-1),
+            )
+        })
+        .collect();
+    // `${GPUS_PER_NODE}`: 8 in prod, 4 in staging, from each cluster's `postBuild.substitute`.
+    assert_eq!(
+        trainer,
+        [("prod".to_string(), 8), ("staging".to_string(), 4)]
+    );
+    // GPUs per namespace within each cluster, never added across them: prod 2×2 + 8,
+    // staging 1×2 + 4.
+    let totals: Vec<(String, String, i64)> = inv["namespaces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| n["gpus"].as_i64() != Some(0))
+        .map(|n| {
+            (
+                n["cluster"].as_str().unwrap_or("-").to_string(),
+                n["namespace"].as_str().unwrap_or("-").to_string(),
+                n["gpus"].as_i64().unwrap_or(-1),
+            )
+        })
+        .collect();
+    let t = |c: &str, ns: &str, n| (c.to_string(), ns.to_string(), n);
+    assert_eq!(
+        totals,
+        [
+            t("prod", "ml-inference", 4),
+            t("prod", "training", 8),
+            t("staging", "ml-inference", 2),
+            t("staging", "training", 4),
+        ]
+    );
+    let (_, table, _) = output(gpulint().current_dir(&root).args(["inventory", "."]));
+    assert!(
+        table.contains("GPUs by namespace in cluster prod:"),
+        "{table}"
+    );
+    assert!(
+        table.contains("GPUs by namespace in cluster staging:"),
+        "{table}"
+    );
+    assert!(table.contains("staging/training"), "{table}");
+    // The queue label came from a substituteFrom ConfigMap: the job is admitted (no KUE002).
+    let (_, report, _) = lint_json(&root, &["."]);
+    assert!(!report.to_string().contains("KUE002"), "{report}");
+}
+
+#[test]
+fn one_snapshot_naming_clusters_gives_the_same_verdicts_as_one_per_cluster() {
+    let (_tmp, root) = fixture();
+    let (_, expected, _) = lint_json(&root, &["."]);
+    // Both files in one, each figure and node with its `cluster`.
+    let mut containers = Vec::new();
+    let mut nodes = Vec::new();
+    for cluster in ["prod", "staging"] {
+        let text = std::fs::read_to_string(root.join(format!("metrics/{cluster}.json"))).unwrap();
+        let snapshot: Value = serde_json::from_str(&text).unwrap();
+        for mut c in snapshot["containers"].as_array().unwrap().clone() {
+            c["cluster"] = Value::from(cluster);
+            containers.push(c);
+        }
+        for mut n in snapshot["nodes"].as_array().unwrap().clone() {
+            n["cluster"] = Value::from(cluster);
+            nodes.push(n);
+        }
+    }
+    let combined = serde_json::json!({
+        "version": 1, "window": "14d", "containers": containers, "nodes": nodes,
+    });
+    std::fs::write(root.join("metrics/all.json"), combined.to_string()).unwrap();
+    std::fs::write(root.join(".gpulint.yaml"), "metrics: metrics/all.json\n").unwrap();
+    let (_, got, stderr) = lint_json(&root, &["."]);
+    assert_eq!(findings(&got), findings(&expected), "{stderr}");
+}
+
+#[test]
+fn figures_that_name_no_cluster_are_used_for_none_of_several() {
+    let (_tmp, root) = fixture();
+    // prod's snapshot, unlabelled, for a repository of two clusters: staging must not be judged
+    // with it, and neither can prod be told from staging in it.
+    let (_, report, stderr) = lint_json(&root, &[".", "--metrics", "metrics/prod.json"]);
+    let rules: Vec<(String, String)> = findings(&report)
+        .into_iter()
+        .map(|(r, c, ..)| (r, c))
+        .collect();
+    assert!(
+        rules.iter().all(|(r, _)| r == "MET001"),
+        "only MET001 without figures per cluster: {rules:?}"
+    );
+    assert!(
+        rules.contains(&("MET001".into(), "prod".into())),
+        "{rules:?}"
+    );
+    assert!(
+        rules.contains(&("MET001".into(), "staging".into())),
+        "{rules:?}"
+    );
+    assert!(
+        stderr.contains("declares 2 clusters (prod, staging)") && stderr.contains("`cluster`"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_pod_is_fitted_to_its_own_clusters_nodes() {
+    let (_tmp, root) = fixture();
+    // staging's nodes hold 2 GPUs each: its 4-GPU trainer fits none. prod's 8-GPU nodes would
+    // take it, and must not be asked.
+    let path = root.join("metrics/staging.json");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(
+        &path,
+        text.replace("\"nvidia.com/gpu\": \"4\"", "\"nvidia.com/gpu\": \"2\""),
+    )
+    .unwrap();
+    let (_, report, stderr) = lint_json(&root, &["."]);
+    let fit: Vec<(String, String)> = findings(&report)
+        .into_iter()
+        .filter(|(r, ..)| r == "FIT001")
+        .map(|(_, c, _, _, m)| (c, m))
+        .collect();
+    assert_eq!(fit.len(), 1, "{fit:?}\n{stderr}");
+    assert_eq!(fit[0].0, "staging");
+    assert!(fit[0].1.contains("finetune-llama"), "{}", fit[0].1);
+}
+
+/// `kubectl kustomize DIR` in `root`: the rendered stream.
+fn kustomize(root: &Path, dir: &str) -> String {
+    let out = Command::new(kubectl())
+        .args(["kustomize", dir])
+        .current_dir(root)
+        .output()
+        .expect("kubectl runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The memory limit of `container` in the rendered stream (the first document that has it).
+fn rendered_field(stream: &str, container: &str, field: &str) -> String {
+    let at = stream
+        .find(&format!("name: {container}\n"))
+        .unwrap_or_else(|| panic!("{container} not rendered:\n{stream}"));
+    let rest = &stream[at..];
+    let limits = rest.find("limits:").expect("limits");
+    let line = rest[limits..]
+        .lines()
+        .find(|l| l.trim_start().starts_with(&format!("{field}:")))
+        .expect("field");
+    line.split(':')
+        .nth(1)
+        .unwrap_or_default()
+        .trim()
+        .to_string()
+}
+
+#[test]
+fn fixes_land_in_each_clusters_overlay() {
+    let (_tmp, root) = fixture();
+    let base_before = std::fs::read_to_string(root.join("apps/base/vllm/deployment.yaml")).unwrap();
+    let trainer_before = std::fs::read_to_string(root.join("apps/base/trainer/job.yaml")).unwrap();
+    let (code, stdout, stderr) = output(gpulint().current_dir(&root).args([".", "--fix"]));
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    // The base both clusters read is untouched: each value went to its cluster's overlay.
+    assert_eq!(
+        std::fs::read_to_string(root.join("apps/base/vllm/deployment.yaml")).unwrap(),
+        base_before
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("apps/base/trainer/job.yaml")).unwrap(),
+        trainer_before
+    );
+    let prod = kustomize(&root, "apps/prod");
+    let staging = kustomize(&root, "apps/staging");
+    assert_eq!(rendered_field(&prod, "vllm", "memory"), "90Gi");
+    assert_eq!(rendered_field(&prod, "trainer", "memory"), "265Gi");
+    assert_eq!(rendered_field(&prod, "vllm", "cpu"), "\"8\"");
+    assert_eq!(rendered_field(&staging, "vllm", "memory"), "25Gi");
+    assert_eq!(rendered_field(&staging, "vllm", "cpu"), "3700m");
+    assert_eq!(rendered_field(&staging, "trainer", "memory"), "256Gi");
+    // And the fixed repository lints clean.
+    let (code, report, stderr) = lint_json(&root, &["."]);
+    assert_eq!(code, 0, "{report}\n{stderr}");
+}
+
+#[test]
+fn a_fix_never_writes_a_literal_over_a_flux_variable() {
+    let (_tmp, root) = fixture();
+    // The GPU limit is missing: GPU001's fix would copy the request, which `${GPUS_PER_NODE}`
+    // made 8 in prod and 4 in staging, into the base both read.
+    let job = root.join("apps/base/trainer/job.yaml");
+    let text = std::fs::read_to_string(&job).unwrap();
+    let without_limit = text.replacen(
+        "              memory: 256Gi\n              nvidia.com/gpu: ${GPUS_PER_NODE}\n",
+        "              memory: 256Gi\n",
+        2,
+    );
+    let limits = without_limit.rfind("memory: 256Gi").unwrap();
+    let (head, tail) = without_limit.split_at(limits);
+    let edited = format!(
+        "{}{}",
+        head.replacen(
+            "memory: 256Gi\n",
+            "memory: 256Gi\n              nvidia.com/gpu: ${GPUS_PER_NODE}\n",
+            1
+        ),
+        tail
+    );
+    std::fs::write(&job, &edited).unwrap();
+    let (_, stdout, stderr) = output(
+        gpulint()
+            .current_dir(&root)
+            .args([".", "--fix", "--diff", "--select", "GPU001"]),
+    );
+    assert!(stdout.is_empty(), "nothing written:\n{stdout}");
+    assert!(stderr.contains("Flux substitutes variables"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&job).unwrap(), edited);
+}
+
+#[test]
+fn a_root_two_clusters_apply_takes_no_measured_fix() {
+    let (_tmp, root) = fixture();
+    // The config says both clusters apply apps/prod: no file there is one cluster's alone.
+    write_files(
+        &root,
+        &[(
+            ".gpulint.yaml",
+            "metrics:\n  prod: metrics/prod.json\n  staging: metrics/staging.json\nclusters:\n  - name: prod\n    paths: [apps/prod]\n  - name: staging\n    paths: [apps/prod]\n",
+        )],
+    );
+    let (_, stdout, stderr) =
+        output(
+            gpulint()
+                .current_dir(&root)
+                .args(["apps/prod", "--fix", "--diff"]),
+        );
+    assert!(stdout.is_empty(), "nothing written:\n{stdout}");
+    assert!(
+        stderr.contains("clusters prod, staging apply this file and each has its own measurements"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn each_cluster_admits_with_its_own_queues() {
+    let (_tmp, root) = fixture();
+    // staging's ClusterQueue is cut to 2 GPUs: its 4-GPU trainer can never be admitted there.
+    // prod's queue of the same name (16 GPUs) must not answer for staging, nor staging's for
+    // prod.
+    let path = root.join("infrastructure/staging/kueue.yaml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(
+        &path,
+        text.replace(
+            "- name: nvidia.com/gpu\n              nominalQuota: 8",
+            "- name: nvidia.com/gpu\n              nominalQuota: 2",
+        ),
+    )
+    .unwrap();
+    let (_, report, stderr) = lint_json(&root, &["."]);
+    let kue: Vec<(String, String)> = findings(&report)
+        .into_iter()
+        .filter(|(r, ..)| r.starts_with("KUE"))
+        .map(|(r, c, ..)| (r, c))
+        .collect();
+    assert_eq!(
+        kue,
+        [("KUE005".to_string(), "staging".to_string())],
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_helm_release_in_a_render_is_declared_as_its_cluster_applies_it() {
+    let (_tmp, root) = fixture();
+    let helm = helm();
+    let helm = helm.to_str().expect("helm path");
+    let (_, report, stderr) = lint_json(&root, &[".", "--helm", helm]);
+    let release: Vec<&Value> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| {
+            f["message"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("[release ")
+        })
+        .collect();
+    let rows: Vec<(String, String, String, i64, String, String, bool)> = release
+        .iter()
+        .map(|f| {
+            let s = |v: &Value| v.as_str().unwrap_or_default().to_string();
+            (
+                s(&f["rule"]),
+                s(&f["cluster"]),
+                s(&f["file"]),
+                f["line"].as_i64().unwrap_or(0),
+                s(&f["object"]["namespace"]),
+                s(&f["object"]["name"]),
+                f["fixable"].as_bool().unwrap_or(true),
+            )
+        })
+        .collect();
+    let row = |c: &str, f: &str, l| {
+        (
+            "MEM001".to_string(),
+            c.to_string(),
+            f.to_string(),
+            l,
+            "ml-inference".to_string(),
+            "chat-server".to_string(),
+            false,
+        )
+    };
+    // The release is `chat` in `ml-inference`, as the HelmRelease declares it (not the chart's
+    // defaults in `default`); prod's 48Gi comes from prod's patch of the values, staging's
+    // 40Gi from the base; neither is promised as a fix gpulint would write.
+    assert_eq!(
+        rows,
+        [
+            row("prod", "apps/prod/chat-values.yaml", 14),
+            row("staging", "apps/base/chat/release.yaml", 25),
+        ],
+        "{stderr}"
+    );
+    assert!(
+        release.iter().all(|f| f["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("[release chat of")),
+        "{release:?}"
+    );
+    assert!(
+        !report.to_string().contains("vllm-server-server"),
+        "{report}"
+    );
+    let (_, stdout, _) = output(gpulint().current_dir(&root).args([
+        "inventory",
+        ".",
+        "--format",
+        "json",
+        "--helm",
+        helm,
+    ]));
+    let inv: Value = serde_json::from_str(&stdout).expect("inventory JSON");
+    let chat: Vec<(String, i64)> = inv["workloads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w["name"] == "chat-server")
+        .map(|w| {
+            (
+                w["cluster"].as_str().unwrap_or("-").to_string(),
+                w["gpus"].as_i64().unwrap_or(-1),
+            )
+        })
+        .collect();
+    assert_eq!(chat, [("prod".to_string(), 2), ("staging".to_string(), 1)]);
+}
+
+#[test]
+fn a_helm_release_whose_chart_is_elsewhere_is_named_not_guessed() {
+    let (_tmp, root) = fixture();
+    write_files(
+        &root,
+        &[(
+            "apps/base/chat/remote.yaml",
+            "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: embeddings\n  namespace: ml-inference\nspec:\n  chart:\n    spec:\n      chart: text-embeddings-inference\n      version: 1.2.0\n      sourceRef:\n        kind: HelmRepository\n        name: hf\n",
+        )],
+    );
+    let kustomization = root.join("apps/base/chat/kustomization.yaml");
+    let text = std::fs::read_to_string(&kustomization).unwrap();
+    std::fs::write(
+        &kustomization,
+        text.replace("  - release.yaml\n", "  - release.yaml\n  - remote.yaml\n"),
+    )
+    .unwrap();
+    let helm = helm();
+    let (code, _, stderr) =
+        output(
+            gpulint()
+                .current_dir(&root)
+                .args([".", "--helm", helm.to_str().unwrap()]),
+        );
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("HelmRelease embeddings: its chart (HelmRepository hf: text-embeddings-inference@1.2.0) is not in this repository: not rendered"),
+        "{stderr}"
+    );
+}
+
+/// The fixture committed in a git repository of its own (a pull request's base).
+fn committed_fixture() -> (tempfile::TempDir, PathBuf) {
+    let (tmp, root) = fixture();
+    crate::support::common::git(&root, &["init", "-q", "-b", "main"]);
+    crate::support::common::git(&root, &["add", "-A"]);
+    crate::support::common::git(&root, &["commit", "-q", "-m", "base"]);
+    (tmp, root)
+}
+
+/// (rule, cluster, object name) of a run's findings.
+fn verdicts(root: &Path, args: &[&str]) -> Vec<(String, String, String)> {
+    let (_, report, _) = lint_json(root, args);
+    report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            let s = |v: &Value| v.as_str().unwrap_or_default().to_string();
+            (s(&f["rule"]), s(&f["cluster"]), s(&f["object"]["name"]))
+        })
+        .collect()
+}
+
+fn edit(root: &Path, file: &str, from: &str, to: &str) {
+    let path = root.join(file);
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains(from), "{file} has no {from:?}");
+    std::fs::write(&path, text.replacen(from, to, 1)).unwrap();
+}
+
+/// What `--changed-since main` reports of `rules`, and that a whole run reports it too.
+fn pull_request_verdicts(root: &Path, rules: &str) -> Vec<(String, String, String)> {
+    let scoped = verdicts(root, &[".", "--select", rules, "--changed-since", "main"]);
+    let whole = verdicts(root, &[".", "--select", rules]);
+    for v in &scoped {
+        assert!(whole.contains(v), "{v:?} is not in the whole run {whole:?}");
+    }
+    scoped
+}
+
+#[test]
+fn a_quota_cut_reports_the_jobs_it_strands() {
+    let (_tmp, root) = committed_fixture();
+    assert!(pull_request_verdicts(&root, "KUE005").is_empty());
+    // The pull request touches only staging's ClusterQueue: 8 GPUs to 2.
+    edit(
+        &root,
+        "infrastructure/staging/kueue.yaml",
+        "- name: nvidia.com/gpu\n              nominalQuota: 8",
+        "- name: nvidia.com/gpu\n              nominalQuota: 2",
+    );
+    let t = |r: &str, c: &str, n: &str| (r.to_string(), c.to_string(), n.to_string());
+    assert_eq!(
+        pull_request_verdicts(&root, "KUE005"),
+        [t("KUE005", "staging", "finetune-llama")]
+    );
+}
+
+#[test]
+fn a_removed_queue_reports_the_jobs_that_named_it() {
+    let (_tmp, root) = committed_fixture();
+    // staging's LocalQueue moves to a file of its own, committed; the pull request deletes it.
+    // (staging keeps its `evals` queue: Kueue still manages the namespace.)
+    let team_a = "---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\nmetadata:\n  name: team-a\n  namespace: training\nspec:\n  clusterQueue: training\n";
+    edit(&root, "infrastructure/staging/kueue.yaml", team_a, "");
+    std::fs::write(root.join("infrastructure/staging/local-queue.yaml"), team_a).unwrap();
+    edit(
+        &root,
+        "infrastructure/staging/kustomization.yaml",
+        "  - kueue.yaml\n",
+        "  - kueue.yaml\n  - local-queue.yaml\n",
+    );
+    crate::support::common::git(&root, &["add", "-A"]);
+    crate::support::common::git(&root, &["commit", "-q", "-m", "queue file"]);
+    // The pull request: the queue's file and its entry go.
+    std::fs::remove_file(root.join("infrastructure/staging/local-queue.yaml")).unwrap();
+    edit(
+        &root,
+        "infrastructure/staging/kustomization.yaml",
+        "  - local-queue.yaml\n",
+        "",
+    );
+    let t = |r: &str, c: &str, n: &str| (r.to_string(), c.to_string(), n.to_string());
+    let got = pull_request_verdicts(&root, "KUE002");
+    assert_eq!(got, [t("KUE002", "staging", "finetune-llama")]);
+    // A queue deleted in a plain file nothing renders: the file itself is gone.
+    let (_tmp2, plain) = committed_fixture();
+    std::fs::write(
+        plain.join("clusters/staging/team-b-queue.yaml"),
+        "apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\nmetadata:\n  name: team-b\n  namespace: training\nspec:\n  clusterQueue: training\n",
+    )
+    .unwrap();
+    edit(
+        &plain,
+        "clusters/staging/cluster-settings.yaml",
+        "TRAINING_QUEUE: team-a",
+        "TRAINING_QUEUE: team-b",
+    );
+    crate::support::common::git(&plain, &["add", "-A"]);
+    crate::support::common::git(&plain, &["commit", "-q", "-m", "team-b"]);
+    assert!(pull_request_verdicts(&plain, "KUE002").is_empty());
+    std::fs::remove_file(plain.join("clusters/staging/team-b-queue.yaml")).unwrap();
+    assert_eq!(
+        pull_request_verdicts(&plain, "KUE002"),
+        [t("KUE002", "staging", "finetune-llama")]
+    );
+}
+
+#[test]
+fn a_substitution_change_reports_what_it_changes() {
+    let (_tmp, root) = committed_fixture();
+    // staging's nodes hold 4 GPUs and its queue 8: asking 16 fits neither.
+    edit(
+        &root,
+        "clusters/staging/apps.yaml",
+        "GPUS_PER_NODE: \"4\"",
+        "GPUS_PER_NODE: \"16\"",
+    );
+    let mut got = pull_request_verdicts(&root, "KUE005,FIT001");
+    got.sort();
+    let t = |r: &str, c: &str, n: &str| (r.to_string(), c.to_string(), n.to_string());
+    assert_eq!(
+        got,
+        [
+            t("FIT001", "staging", "finetune-llama"),
+            t("KUE005", "staging", "finetune-llama"),
+        ]
+    );
+}
+
+#[test]
+fn a_named_file_reports_what_it_holds_and_what_its_change_causes() {
+    let (_tmp, root) = committed_fixture();
+    let t = |r: &str, c: &str, n: &str| (r.to_string(), c.to_string(), n.to_string());
+    let named = |root: &Path| {
+        let mut v = verdicts(root, &["apps/base/vllm/deployment.yaml"]);
+        v.sort();
+        v
+    };
+    // Committed as it is: the findings located in the file (staging's CPU request, written in
+    // the base), not every finding of the two overlays that read it (the trainer's MEM001, the
+    // overlays' memory patches).
+    assert_eq!(named(&root), [t("CPU001", "staging", "vllm-qwen3-32b")]);
+    // Changed (as pre-commit stages it): also what the change makes in each overlay's render.
+    edit(
+        &root,
+        "apps/base/vllm/deployment.yaml",
+        "image: vllm/vllm-openai:v0.10.1",
+        "image: vllm/vllm-openai:v0.10.2",
+    );
+    assert_eq!(
+        named(&root),
+        [
+            t("CPU001", "staging", "vllm-qwen3-32b"),
+            t("MEM001", "prod", "vllm-qwen3-32b"),
+            t("MEM002", "staging", "vllm-qwen3-32b"),
+        ]
+    );
+    // A folder is linted whole.
+    let whole = verdicts(&root, &["apps"]);
+    assert!(
+        whole.contains(&t("MEM001", "prod", "finetune-llama")),
+        "{whole:?}"
+    );
+}
