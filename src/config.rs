@@ -105,6 +105,13 @@ pub struct PathSelector {
 /// credentials go to Prometheus, never a file of the linted repository.
 const CREDENTIAL_HEADERS: &[&str] = &["Authorization", "Proxy-Authorization", "Cookie"];
 
+/// The headers a repository file may send: the tenant of a multi-tenant store, and nothing
+/// that routes the request or carries credentials (`Host`, `X-Forwarded-*`, `Forwarded`,
+/// `X-Original-URL` would let a pull request send the CI's token to another virtual host
+/// behind the same proxy). `X-Scope-OrgID`: Cortex, Mimir, Loki; `THANOS-TENANT`: Thanos'
+/// default `--query.tenant-header`; `AccountID`, `ProjectID`: VictoriaMetrics cluster.
+pub const TENANT_HEADERS: &[&str] = &["X-Scope-OrgID", "THANOS-TENANT", "AccountID", "ProjectID"];
+
 /// A config error, placed in its file.
 #[derive(Debug, thiserror::Error)]
 #[error("{file}:{line}:{column}: {message}")]
@@ -235,6 +242,20 @@ fn decode_prometheus(node: &Node) -> Result<PrometheusConfig, DecodeError> {
                     message: format!(
                         "`prometheus.headers`: a repository file may not send credentials \
                          (`{name}`); pass --prometheus-header or --prometheus-token-file"
+                    ),
+                });
+            }
+            if !TENANT_HEADERS
+                .iter()
+                .any(|t| t.eq_ignore_ascii_case(name.trim()))
+            {
+                return Err(DecodeError {
+                    offset: e.key.span.start(),
+                    message: format!(
+                        "`prometheus.headers`: a repository file may send tenant headers only \
+                         ({}), not `{name}` (a header such as `Host` or `X-Forwarded-Host` \
+                         could route the token elsewhere); pass --prometheus-header",
+                        TENANT_HEADERS.join(", ")
                     ),
                 });
             }
@@ -798,6 +819,37 @@ mod tests {
             "{}",
             e.message
         );
+    }
+
+    /// Issue 24, item 10: a header from the repository is an allow-list of tenant headers;
+    /// one that routes the request (and the CI's token with it) is an error at its key.
+    #[test]
+    fn repository_headers_are_tenant_headers_only() {
+        let c = parse(
+            "prometheus:\n  headers: {x-scope-orgid: a, THANOS-TENANT: b, AccountID: '1', ProjectID: '2'}\n",
+        )
+        .expect("tenant headers");
+        assert_eq!(c.prometheus.as_ref().map_or(0, |p| p.headers.len()), 4);
+        for name in [
+            "Host",
+            "X-Forwarded-Host",
+            "X-Forwarded-For",
+            "X-Original-URL",
+            "X-Rewrite-URL",
+            "Forwarded",
+            "Proxy-Connection",
+            "X-Extra",
+        ] {
+            let e = parse(&format!(
+                "prometheus:\n  window: 7d\n  headers:\n    {name}: attacker-vhost.example\n"
+            ))
+            .expect_err(name);
+            assert_eq!((e.line, e.column), (4, 5), "{name}: {e}");
+            assert!(
+                e.message.contains("tenant headers only") && e.message.contains(name),
+                "{e}"
+            );
+        }
     }
 
     #[test]

@@ -268,7 +268,7 @@ fn a_repository_config_cannot_choose_the_tenant_the_command_line_names() {
     let server = Listener::start(|_| ok(EMPTY_VECTOR));
     let tmp = repo(&[(
         ".gpulint.yaml",
-        "prometheus:\n  headers: {X-Scope-OrgID: other-team, X-Extra: kept}\n",
+        "prometheus:\n  headers: {X-Scope-OrgID: other-team, AccountID: kept}\n",
     )]);
     let ws = tmp.path().join("repo");
     let out = gpulint_clean(
@@ -292,7 +292,7 @@ fn a_repository_config_cannot_choose_the_tenant_the_command_line_names() {
         assert_eq!(lower.matches("x-scope-orgid:").count(), 1, "{r}");
         assert!(lower.contains("x-scope-orgid: ci-team"), "{r}");
         assert!(!lower.contains("other-team"), "{r}");
-        assert!(lower.contains("x-extra: kept"), "{r}");
+        assert!(lower.contains("accountid: kept"), "{r}");
     }
 }
 
@@ -601,5 +601,59 @@ fn a_chart_symlink_leaving_the_repository_is_not_followed() {
     assert!(
         all.contains("the chart is not rendered") && out.code != 0,
         "{all}"
+    );
+}
+
+/// Issue 24, item 10: a header from the repository that routes the request (`Host`, and the
+/// proxies' `X-Forwarded-Host`, `X-Original-URL`) would send the CI's token to another virtual
+/// host behind the same proxy. Refused at its line, before any connection.
+#[test]
+fn a_repository_config_cannot_send_routing_headers() {
+    for name in ["Host", "X-Forwarded-Host", "X-Original-URL", "Forwarded"] {
+        let server = Listener::start(|_| ok(EMPTY_VECTOR));
+        let tmp = repo(&[(
+            ".gpulint.yaml",
+            &format!("prometheus:\n  headers:\n    {name}: attacker-vhost.example\n"),
+        )]);
+        let ws = tmp.path().join("repo");
+        let out = gpulint_clean(
+            &ws,
+            &["--prometheus", &server.url, "app.yaml"],
+            &[("GPULINT_PROMETHEUS_TOKEN", TOKEN)],
+        );
+        let all = text(&out);
+        assert_eq!(out.code, 2, "{name}: {all}");
+        assert!(
+            all.contains(".gpulint.yaml:3:5: `prometheus.headers`: a repository file may send tenant headers only")
+                && all.contains(&format!("not `{name}`")),
+            "{all}"
+        );
+        assert_eq!(server.connections(), 0, "{name}: {all}");
+        assert!(!all.contains(TOKEN), "{all}");
+    }
+    // The command line is trusted: the same header given there is sent.
+    let server = Listener::start(|_| ok(EMPTY_VECTOR));
+    let tmp = repo(&[]);
+    let ws = tmp.path().join("repo");
+    let out = gpulint_clean(
+        &ws,
+        &[
+            "--prometheus",
+            &server.url,
+            "--prometheus-header",
+            "X-Forwarded-Host: ci-chosen.example",
+            "app.yaml",
+        ],
+        &[],
+    );
+    let all = text(&out);
+    assert_ne!(out.code, 2, "{all}");
+    let requests = server.requests();
+    assert!(!requests.is_empty(), "{all}");
+    assert!(
+        requests.iter().all(|r| r
+            .to_ascii_lowercase()
+            .contains("x-forwarded-host: ci-chosen.example")),
+        "{requests:#?}"
     );
 }
