@@ -527,9 +527,24 @@ impl Config {
         Ok(config)
     }
 
+    /// The config the command line names (`--config FILE`): anywhere, since the command line
+    /// is trusted, but a regular file of bounded size.
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        Config::load_within(path, None)
+    }
+
+    /// A config [`Config::discover`] found: a file of the repository it is in, so read through
+    /// the repository boundary (a regular file that, symlinks followed, stays inside the
+    /// repository). A `.gpulint.yaml` linking to a file elsewhere is refused with its path
+    /// only, never a word of the file (an error quoting its first key would leak it).
+    pub fn load_discovered(path: &Path) -> Result<Config, ConfigError> {
+        let root = crate::source::repo::repository_of(path);
+        Config::load_within(path, Some(&root))
+    }
+
+    fn load_within(path: &Path, root: Option<&Path>) -> Result<Config, ConfigError> {
         // A regular file of bounded size: a FIFO named `.gpulint.yaml` must not hang the run.
-        let text = crate::source::repo::read_file(path, None)
+        let text = crate::source::repo::read_file(path, root)
             .map_err(std::io::Error::from)
             .and_then(|bytes| {
                 String::from_utf8(bytes)
@@ -552,10 +567,13 @@ impl Config {
             start.to_path_buf()
         };
         let start = std::fs::canonicalize(&start).unwrap_or(start);
+        // Any entry but a folder counts, a symlink too, even a dangling one or one leading out
+        // of the repository: it is this folder's config, and reading it says why it is
+        // refused, instead of a config further up being used in its place.
         start
             .ancestors()
             .map(|dir| dir.join(CONFIG_FILE_NAME))
-            .find(|candidate| candidate.is_file())
+            .find(|candidate| std::fs::symlink_metadata(candidate).is_ok_and(|m| !m.is_dir()))
     }
 
     /// The path relative to the config's folder, for glob matching.

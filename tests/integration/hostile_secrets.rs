@@ -657,3 +657,55 @@ fn a_repository_config_cannot_send_routing_headers() {
         "{requests:#?}"
     );
 }
+
+/// Issue 24, item 4: a `.gpulint.yaml` that links to a file outside the repository is refused
+/// (exit 2, naming the link), and no word of the file is shown: the old error quoted its
+/// first key (`unknown key `aws_access_key_id``). `--config` from the command line may name
+/// any file.
+#[test]
+fn a_config_linking_outside_the_repository_is_not_read() {
+    let tmp = repo(&[("sub/app.yaml", MANIFEST)]);
+    let outside = tmp.path().join("credentials");
+    std::fs::write(
+        &outside,
+        "aws_access_key_id: AKIASENTINEL4c1d\naws_secret_access_key: sentinel-secret-9e0f\n",
+    )
+    .expect("write");
+    let ws = tmp.path().join("repo");
+    std::os::unix::fs::symlink("../credentials", ws.join(".gpulint.yaml")).expect("symlink");
+    // Found from the repository's root and from a folder below it (discovery goes up).
+    for args in [&["app.yaml"][..], &["sub/app.yaml"][..], &["sub"][..]] {
+        let out = gpulint_clean(&ws, args, &[]);
+        let all = text(&out);
+        assert_eq!(out.code, 2, "{args:?}: {all}");
+        assert!(
+            all.contains(".gpulint.yaml")
+                && all.contains("outside the repository")
+                && all.contains("gpulint never reads it"),
+            "{all}"
+        );
+        for leaked in [
+            "aws_access_key_id",
+            "AKIASENTINEL4c1d",
+            "sentinel-secret-9e0f",
+        ] {
+            assert!(!all.contains(leaked), "{leaked} leaked:\n{all}");
+        }
+    }
+    // A link inside the repository is a config like any other.
+    std::fs::write(ws.join("real.yaml"), "rules: {QOS001: off}\n").expect("write");
+    std::fs::remove_file(ws.join(".gpulint.yaml")).expect("rm");
+    std::os::unix::fs::symlink("real.yaml", ws.join(".gpulint.yaml")).expect("symlink");
+    let out = gpulint_clean(&ws, &["app.yaml"], &[]);
+    assert_ne!(out.code, 2, "{}", text(&out));
+    // The command line is trusted: --config may name the outside file (its unknown keys are
+    // then the user's own error to see).
+    let out = gpulint_clean(
+        &ws,
+        &["--config", &outside.display().to_string(), "app.yaml"],
+        &[],
+    );
+    let all = text(&out);
+    assert_eq!(out.code, 2, "{all}");
+    assert!(all.contains("unknown key `aws_access_key_id`"), "{all}");
+}
