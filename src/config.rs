@@ -15,7 +15,7 @@ use crate::rules::{Rule, Severity};
 use crate::source::decode::{self, DecodeError, Fields};
 use crate::source::discover::{Excludes, CONFIG_FILE_NAME};
 use crate::source::helm::ChartEntry;
-use crate::source::yaml::{Node, Stream};
+use crate::source::yaml::{Node, ScalarStyle, Stream};
 
 #[derive(Clone, Debug, Default)]
 pub struct RuleSetting {
@@ -217,7 +217,7 @@ fn decode_prometheus(node: &Node) -> Result<PrometheusConfig, DecodeError> {
         window: f.string("window")?,
         ca: ca.as_ref().map(|(p, _)| PathBuf::from(p)),
         ca_at: ca.map_or(0, |(_, at)| at),
-        selector: f.string("selector")?,
+        selector: f.take("selector").map(selector).transpose()?,
         ..PrometheusConfig::default()
     };
     if let Some(t) = f.number("timeout")? {
@@ -269,7 +269,10 @@ fn decode_prometheus(node: &Node) -> Result<PrometheusConfig, DecodeError> {
                 offset: item.span.start(),
                 message: "`prometheus.selectors` entry: missing required key `path`".into(),
             })?;
-            let selector = sf.required_string("selector")?;
+            let selector = match sf.take("selector") {
+                Some(node) => selector(node)?,
+                None => sf.required_string("selector")?,
+            };
             sf.finish()?;
             config.path_selectors.push(PathSelector {
                 globs: glob_set(std::slice::from_ref(&pattern), at)?,
@@ -280,6 +283,28 @@ fn decode_prometheus(node: &Node) -> Result<PrometheusConfig, DecodeError> {
     }
     f.finish()?;
     Ok(config)
+}
+
+/// A selector of the config (`prometheus.selector`, `prometheus.selectors[].selector`): label
+/// matchers, rebuilt from their parsed form so that no text of the repository is pasted into
+/// a query; anything else is an error at its column.
+fn selector(node: &Node) -> Result<String, DecodeError> {
+    let text = decode::string(node)?;
+    crate::metrics::selector::Selector::parse(&text)
+        .map(|s| s.to_string())
+        .map_err(|e| {
+            // Exact for a plain or quoted scalar without escapes; else near the mistake.
+            let quoted = node.as_scalar().is_some_and(|s| {
+                matches!(
+                    s.style,
+                    ScalarStyle::SingleQuoted | ScalarStyle::DoubleQuoted
+                )
+            });
+            DecodeError {
+                offset: node.span.start() + usize::from(quoted) + e.offset,
+                message: format!("`prometheus` selector: {}", e.message),
+            }
+        })
 }
 
 fn decode_policy(node: &Node) -> Result<Policy, DecodeError> {
@@ -868,6 +893,29 @@ mod tests {
                 "{e}"
             );
         }
+    }
+
+    /// Issue 24, item 11: selectors are label matchers, rebuilt from their parsed form; the
+    /// injection of the issue is an error at its line and column.
+    #[test]
+    fn selectors_are_label_matchers_rebuilt() {
+        let c = parse("prometheus:\n  selector: \"{cluster='prod', team=~\\\"a|b\\\",}\"\n  selectors:\n  - path: x/**\n    selector: region != 'eu'\n").expect("matchers");
+        let p = c.prometheus.as_ref().expect("prometheus");
+        assert_eq!(p.selector.as_deref(), Some(r#"cluster="prod",team=~"a|b""#));
+        assert_eq!(
+            c.path_selector(Path::new("x/a.yaml")),
+            Some(r#"region!="eu""#)
+        );
+        let injection = r#"x="y"}[14d]) or label_replace(vector(1), "a", "b", "", "") or quantile_over_time(0.99, up{x="y""#;
+        let e = parse(&format!("prometheus:\n  selector: '{injection}'\n")).expect_err("selector");
+        // The `}` after `x="y"`: `  selector: '` is 13 bytes, `x="y"` 5 more: column 19.
+        assert_eq!((e.line, e.column), (2, 19), "{e}");
+        assert!(e.message.contains("label matchers"), "{e}");
+        let e = parse(&format!(
+            "prometheus:\n  selectors:\n  - path: a/**\n    selector: {injection}\n"
+        ))
+        .expect_err("path selector");
+        assert_eq!((e.line, e.column), (4, 20), "{e}");
     }
 
     #[test]

@@ -709,3 +709,72 @@ fn a_config_linking_outside_the_repository_is_not_read() {
     assert_eq!(out.code, 2, "{all}");
     assert!(all.contains("unknown key `aws_access_key_id`"), "{all}");
 }
+
+/// Issue 24, item 11: `prometheus.selector` was pasted into the queries, so a pull request could
+/// make the CI's token run its own PromQL. Now it is parsed as label matchers: the injection is
+/// a config error at its line and column, and a real Prometheus receives no query at all.
+#[test]
+fn a_selector_cannot_inject_promql() {
+    use crate::support::prometheus::{tools, Prometheus};
+    let Some(tools) = tools() else { return };
+    let work = tempfile::tempdir().expect("tempdir");
+    let data = work.path().join("data");
+    std::fs::create_dir_all(&data).expect("data");
+    let prom = Prometheus::start(&tools, work.path(), &data, &[], None);
+    let injection = r#"x="y"}[14d]) or label_replace(vector(1), "pwned", "1", "", "") or quantile_over_time(0.99, up{x="y""#;
+    let configs = [
+        (
+            format!("prometheus:\n  selector: '{injection}'\n"),
+            ".gpulint.yaml:2:19",
+        ),
+        (
+            format!("prometheus:\n  selectors:\n  - path: '**'\n    selector: '{injection}'\n"),
+            ".gpulint.yaml:4:21",
+        ),
+    ];
+    for (config, at) in &configs {
+        let tmp = repo(&[(".gpulint.yaml", config)]);
+        let ws = tmp.path().join("repo");
+        for command in [&[][..], &["snapshot", "-o", "usage.json"][..]] {
+            let mut args: Vec<&str> = command.to_vec();
+            args.extend(["--prometheus", &prom.url, "app.yaml"]);
+            let out = gpulint_clean(&ws, &args, &[("GPULINT_PROMETHEUS_TOKEN", TOKEN)]);
+            let all = text(&out);
+            assert_eq!(out.code, 2, "{all}");
+            assert!(
+                all.contains(&format!(
+                    "{at}: `prometheus` selector: not a list of label matchers"
+                )),
+                "{all}"
+            );
+            assert!(!ws.join("usage.json").exists(), "{all}");
+        }
+    }
+    // The command line's selector goes through the same parser (an error, nothing sent).
+    let tmp = repo(&[]);
+    let ws = tmp.path().join("repo");
+    let out = gpulint_clean(
+        &ws,
+        &[
+            "--prometheus",
+            &prom.url,
+            "--prometheus-selector",
+            injection,
+            "app.yaml",
+        ],
+        &[],
+    );
+    let all = text(&out);
+    assert_eq!(out.code, 2, "{all}");
+    assert!(all.contains("not a list of label matchers"), "{all}");
+    assert_eq!(prom.query_requests(), 0, "a query reached Prometheus");
+    // A valid selector still measures (queries are sent).
+    let tmp = repo(&[(
+        ".gpulint.yaml",
+        "prometheus:\n  selector: \"cluster='prod'\"\n",
+    )]);
+    let ws = tmp.path().join("repo");
+    let out = gpulint_clean(&ws, &["--prometheus", &prom.url, "app.yaml"], &[]);
+    assert_ne!(out.code, 2, "{}", text(&out));
+    assert!(prom.query_requests() > 0);
+}
