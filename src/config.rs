@@ -918,6 +918,29 @@ mod tests {
         assert_eq!((e.line, e.column), (4, 20), "{e}");
     }
 
+    /// `.nan` and `.inf` are numbers to YAML but not thresholds: the error says which.
+    #[test]
+    fn non_finite_policy_values_say_so() {
+        for (value, found) in [
+            (".nan", "NaN"),
+            (".NaN", "NaN"),
+            (".inf", "infinity"),
+            ("-.inf", "infinity"),
+            ("1e999", "infinity"),
+        ] {
+            let e = parse(&format!("policy:\n  memory_margin: {value}\n")).expect_err(value);
+            assert_eq!((e.line, e.column), (2, 18), "{e}");
+            assert!(
+                e.message.contains(&format!(
+                    "`memory_margin`: expected a finite number, found {found}"
+                )),
+                "{e}"
+            );
+        }
+        let e = parse("prometheus:\n  timeout: .nan\n").expect_err("timeout");
+        assert!(e.message.contains("finite number, found NaN"), "{e}");
+    }
+
     #[test]
     fn namespaces_for_manifests_without_one() {
         let c =
