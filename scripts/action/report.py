@@ -59,13 +59,25 @@ def escape_property(s: str) -> str:
     return escape_data(s).replace(":", "%3A").replace(",", "%2C")
 
 
-# Characters that would start Markdown or HTML in a table cell; `|` would end the cell.
-# Outside code spans each is backslash-escaped (CommonMark allows that for any ASCII
-# punctuation), so text renders as the plain text it is. gpulint's messages quote names in
-# backticks: a `code span` on one line is kept, with only `|` escaped inside it (GFM splits
-# table cells before it reads code spans, and takes `\|` as a literal pipe in both).
-MARKDOWN_SPECIAL = set("\\`*_[]<>|~&")
-CODE_SPAN = re.compile(r"(`[^`\r\n]+`)")
+# Characters that would start Markdown in a table cell; `|` would end the cell. Outside code
+# spans each is backslash-escaped (CommonMark allows that for any ASCII punctuation), and `<`,
+# `>`, `&` are written as entities: GitHub's extended autolink takes `http://a\` with the
+# backslash meant for the `<` after it, and `<img ...>` would then be raw HTML (a beacon per
+# view of the summary or the pull request). Autolinks are broken too: the `:` of `://` as
+# `&#58;` and the `.` of `www.` as `&#46;` render as the same text, but GitHub's autolink
+# extension looks for `://` and `www.` in the source, so no text of the repository becomes a
+# link. gpulint's messages quote names in backticks: a `code span` on one line (one backtick
+# each side, nothing inside a code span is markup or a link) is kept, with only `|` escaped
+# inside it (GFM splits table cells before it reads code spans, and takes `\|` as a literal
+# pipe in both). src/report/markdown.rs does the same for `--format markdown`.
+MARKDOWN_SPECIAL = set("\\`*_[]|~#!")
+ENTITIES = {"<": "&lt;", ">": "&gt;", "&": "&amp;"}
+CODE_SPAN = re.compile(r"((?<!`)`[^`\r\n]+`(?!`))")
+AUTOLINK = re.compile(r"://|(?i:www)\.")
+
+
+def break_autolinks(text: str) -> str:
+    return AUTOLINK.sub(lambda m: "&#58;//" if m.group(0) == "://" else m.group(0)[:3] + "&#46;", text)
 
 
 def cell(value: object) -> str:
@@ -74,7 +86,10 @@ def cell(value: object) -> str:
         if i % 2:
             out.append(part.replace("|", "\\|"))
         else:
-            part = "".join("\\" + c if c in MARKDOWN_SPECIAL else c for c in part)
+            part = "".join(
+                ENTITIES.get(c) or ("\\" + c if c in MARKDOWN_SPECIAL else c) for c in part
+            )
+            part = break_autolinks(part)
             out.append(part.replace("\r\n", "\n").replace("\r", "\n").replace("\n", "<br>"))
     return "".join(out).strip() or "-"
 

@@ -826,7 +826,7 @@ fn report_escapes_cells_and_commands_and_redacts() {
     );
     assert!(
         summary.contains(
-            "| dir,x/a:b.yaml:3 | MEM001 (error) | a\\|b<br>c \\<b\\>x\\</b\\> 100% `q` \\_z\\_ `x\\|y` | memory: 21Gi, cpu: 4 |"
+            "| dir,x/a:b.yaml:3 | MEM001 (error) | a\\|b<br>c &lt;b&gt;x&lt;/b&gt; 100% `q` \\_z\\_ `x\\|y` | memory: 21Gi, cpu: 4 |"
         ),
         "{summary}"
     );
