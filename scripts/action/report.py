@@ -80,16 +80,21 @@ def break_autolinks(text: str) -> str:
     return AUTOLINK.sub(lambda m: "&#58;//" if m.group(0) == "://" else m.group(0)[:3] + "&#46;", text)
 
 
-def cell(value: object) -> str:
+def cell(value: object, own: bool = False) -> str:
+    """A table cell or a line of the summary. `own`: the action's own sentence (the pull
+    request `gh` opened), whose URL stays a link and `#7` a reference; never for text from the
+    repository."""
+    special = MARKDOWN_SPECIAL - {"#"} if own else MARKDOWN_SPECIAL
     out = []
     for i, part in enumerate(CODE_SPAN.split(str(value))):
         if i % 2:
             out.append(part.replace("|", "\\|"))
         else:
             part = "".join(
-                ENTITIES.get(c) or ("\\" + c if c in MARKDOWN_SPECIAL else c) for c in part
+                ENTITIES.get(c) or ("\\" + c if c in special else c) for c in part
             )
-            part = break_autolinks(part)
+            if not own:
+                part = break_autolinks(part)
             out.append(part.replace("\r\n", "\n").replace("\r", "\n").replace("\n", "<br>"))
     return "".join(out).strip() or "-"
 
@@ -173,6 +178,15 @@ def error_annotation(error: dict, workspace: str) -> str:
         max(int(error.get("column") or 1), 1),
         message,
     )
+
+
+def step_output(key: str, value: str) -> str:
+    """One GITHUB_OUTPUT entry in GitHub's multi-line form with a random delimiter (as run.sh's
+    `output`): no value can add an output line of its own."""
+    delimiter = "gpulint_" + uuid.uuid4().hex
+    if delimiter in value:
+        raise ValueError("output value holds the delimiter")
+    return f"{key}<<{delimiter}\n{value}\n{delimiter}\n"
 
 
 def one_line(value: object) -> str:
@@ -290,11 +304,14 @@ def main() -> int:
 
     if args.output:
         with open(args.output, "a", encoding="utf-8") as f:
-            f.write(f"findings={len(findings)}\n")
-            f.write(f"errors={counts['error']}\n")
-            f.write(f"warnings={counts['warning']}\n")
-            f.write(f"notices={counts['info']}\n")
-            f.write(f"input-errors={len(errors)}\n")
+            for key, value in [
+                ("findings", len(findings)),
+                ("errors", counts["error"]),
+                ("warnings", counts["warning"]),
+                ("notices", counts["info"]),
+                ("input-errors", len(errors)),
+            ]:
+                f.write(step_output(key, str(value)))
 
     if args.pr_body:
         with open(args.pr_body, "w", encoding="utf-8") as f:
@@ -339,7 +356,8 @@ def summary(args, doc, findings, errors, counts, stderr_text) -> str:
         )
     lines += [f"Scope: {scope}.", ""]
     if args.note:
-        lines += [cell(args.note), ""]
+        # The action's own sentence (run.sh): the pull request's URL stays a link.
+        lines += [cell(args.note, own=True), ""]
     if args.fixed_commit:
         state = "could not be pushed" if args.push_failed else "pushed"
         lines += [

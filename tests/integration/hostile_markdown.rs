@@ -144,7 +144,7 @@ fn the_actions_summary_renders_hostile_names_as_text() {
             "--pr-body",
             "body.md",
         ])
-        .args(["--note", HOSTILE, "--workspace"])
+        .arg("--workspace")
         .arg(&ws)
         .output()
         .expect("python3");
