@@ -173,15 +173,16 @@ no_symlink_on_the_way() {
 # place WHAT SRC DEST: puts the file SRC (written in the action's private folder) at DEST
 # without following a symlink: none on the way (checked), a fresh file created beside DEST by
 # mktemp (O_EXCL), then renamed over DEST (a rename replaces a name, it never writes through
-# one).
+# one; DEST is neither a symlink nor a folder, so `mv` renames onto it, on GNU and BSD alike).
 place() {
     local what="$1" src="$2" dest="$3" dir tmp
     one_line "$what" "$dest"
     no_symlink_on_the_way "$what" "$dest"
+    [[ ! -d "$dest" ]] || die "$what: $dest is a folder"
     dir="$(dirname -- "$dest")"
     mkdir -p -- "$dir" || die "$what: cannot create $dir"
     tmp="$(mktemp "$dir/.gpulint.XXXXXX")" || die "$what: cannot write in $dir"
-    if ! { cat -- "$src" >"$tmp" && chmod 0644 -- "$tmp" && mv -f -T -- "$tmp" "$dest"; }; then
+    if ! { cat -- "$src" >"$tmp" && chmod 0644 -- "$tmp" && mv -f -- "$tmp" "$dest"; }; then
         rm -f -- "$tmp"
         die "$what: cannot write $dest"
     fi
