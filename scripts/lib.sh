@@ -323,14 +323,18 @@ gpulint_ensure_prometheus() {
 # ---------------------------------------------------------------------------------------
 # A real browser and an XML schema validator for tests/integration/reports.rs: Debian's `chromium` (the
 # HTML report is opened headless: DOM dump, screenshot, console) and `libxml2-utils`
-# (`xmllint --schema` validates the JUnit output), installed system-wide with apt-get when
-# missing, like prometheus above.
+# (`xmllint --schema` validates the JUnit output), and GitHub's Markdown renderer `cmark-gfm`
+# for tests/integration/hostile_markdown.rs, installed system-wide with apt-get when missing,
+# like prometheus above.
 # Exported afterwards:
 #   GPULINT_CHROMIUM  absolute path of the chromium executable
 #   GPULINT_XMLLINT   absolute path of xmllint
+#   GPULINT_CMARK_GFM absolute path of cmark-gfm
 _gpulint_report_tools_ok() {
     command -v chromium >/dev/null 2>&1 && command -v xmllint >/dev/null 2>&1 &&
-        chromium --version >/dev/null 2>&1 </dev/null && xmllint --version >/dev/null 2>&1 </dev/null
+        command -v cmark-gfm >/dev/null 2>&1 &&
+        chromium --version >/dev/null 2>&1 </dev/null && xmllint --version >/dev/null 2>&1 </dev/null &&
+        cmark-gfm --version >/dev/null 2>&1 </dev/null
 }
 
 _gpulint_install_report_tools() {
@@ -340,24 +344,24 @@ _gpulint_install_report_tools() {
         if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
             sudo=(sudo -n)
         else
-            gpulint_err "chromium/xmllint missing and not root (no password-less sudo): run as root or apt-get install chromium libxml2-utils"
+            gpulint_err "chromium/xmllint/cmark-gfm missing and not root (no password-less sudo): run as root or apt-get install chromium libxml2-utils cmark-gfm"
             return 1
         fi
     fi
-    command -v apt-get >/dev/null 2>&1 || { gpulint_err "chromium/xmllint missing and apt-get not found (not Debian?)"; return 1; }
-    gpulint_log "installing Debian packages chromium and libxml2-utils (apt-get update + install)"
+    command -v apt-get >/dev/null 2>&1 || { gpulint_err "chromium/xmllint/cmark-gfm missing and apt-get not found (not Debian?)"; return 1; }
+    gpulint_log "installing Debian packages chromium, libxml2-utils and cmark-gfm (apt-get update + install)"
     "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q -o DPkg::Lock::Timeout=300 </dev/null || rc=$?
     if [[ $rc -eq 0 ]]; then
         "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
             -o DPkg::Lock::Timeout=300 -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold \
-            chromium libxml2-utils </dev/null || rc=$?
+            chromium libxml2-utils cmark-gfm </dev/null || rc=$?
     fi
     if [[ $rc -ne 0 ]]; then
-        gpulint_err "apt-get failed (exit code $rc) installing chromium libxml2-utils"
+        gpulint_err "apt-get failed (exit code $rc) installing chromium libxml2-utils cmark-gfm"
         return 1
     fi
     if ! _gpulint_report_tools_ok; then
-        gpulint_err "chromium and libxml2-utils installed but chromium or xmllint does not run"
+        gpulint_err "chromium, libxml2-utils and cmark-gfm installed but chromium, xmllint or cmark-gfm does not run"
         return 1
     fi
     gpulint_log "chromium and xmllint installed in $((SECONDS - start))s: $(chromium --version 2>/dev/null </dev/null)"
@@ -370,7 +374,8 @@ gpulint_ensure_report_tools() {
     fi
     GPULINT_CHROMIUM="$(command -v chromium)"
     GPULINT_XMLLINT="$(command -v xmllint)"
-    export GPULINT_CHROMIUM GPULINT_XMLLINT
+    GPULINT_CMARK_GFM="$(command -v cmark-gfm)"
+    export GPULINT_CHROMIUM GPULINT_XMLLINT GPULINT_CMARK_GFM
 }
 
 # ---------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ use crate::rules::{Rule, Severity};
 use crate::source::decode::{self, DecodeError, Fields};
 use crate::source::discover::{Excludes, CONFIG_FILE_NAME};
 use crate::source::helm::ChartEntry;
-use crate::source::yaml::{Node, Stream};
+use crate::source::yaml::{Node, ScalarStyle, Stream};
 
 #[derive(Clone, Debug, Default)]
 pub struct RuleSetting {
@@ -109,6 +109,13 @@ pub struct PathSelector {
 /// Headers that carry credentials: only the command line and the environment choose what
 /// credentials go to Prometheus, never a file of the linted repository.
 const CREDENTIAL_HEADERS: &[&str] = &["Authorization", "Proxy-Authorization", "Cookie"];
+
+/// The headers a repository file may send: the tenant of a multi-tenant store, and nothing
+/// that routes the request or carries credentials (`Host`, `X-Forwarded-*`, `Forwarded`,
+/// `X-Original-URL` would let a pull request send the CI's token to another virtual host
+/// behind the same proxy). `X-Scope-OrgID`: Cortex, Mimir, Loki; `THANOS-TENANT`: Thanos'
+/// default `--query.tenant-header`; `AccountID`, `ProjectID`: VictoriaMetrics cluster.
+pub const TENANT_HEADERS: &[&str] = &["X-Scope-OrgID", "THANOS-TENANT", "AccountID", "ProjectID"];
 
 /// A config error, placed in its file.
 #[derive(Debug, thiserror::Error)]
@@ -215,7 +222,7 @@ fn decode_prometheus(node: &Node) -> Result<PrometheusConfig, DecodeError> {
         window: f.string("window")?,
         ca: ca.as_ref().map(|(p, _)| PathBuf::from(p)),
         ca_at: ca.map_or(0, |(_, at)| at),
-        selector: f.string("selector")?,
+        selector: f.take("selector").map(selector).transpose()?,
         ..PrometheusConfig::default()
     };
     if let Some(t) = f.number("timeout")? {
@@ -243,6 +250,20 @@ fn decode_prometheus(node: &Node) -> Result<PrometheusConfig, DecodeError> {
                     ),
                 });
             }
+            if !TENANT_HEADERS
+                .iter()
+                .any(|t| t.eq_ignore_ascii_case(name.trim()))
+            {
+                return Err(DecodeError {
+                    offset: e.key.span.start(),
+                    message: format!(
+                        "`prometheus.headers`: a repository file may send tenant headers only \
+                         ({}), not `{name}` (a header such as `Host` or `X-Forwarded-Host` \
+                         could route the token elsewhere); pass --prometheus-header",
+                        TENANT_HEADERS.join(", ")
+                    ),
+                });
+            }
             config.headers.push((name, decode::string(&e.value)?));
         }
     }
@@ -253,7 +274,10 @@ fn decode_prometheus(node: &Node) -> Result<PrometheusConfig, DecodeError> {
                 offset: item.span.start(),
                 message: "`prometheus.selectors` entry: missing required key `path`".into(),
             })?;
-            let selector = sf.required_string("selector")?;
+            let selector = match sf.take("selector") {
+                Some(node) => selector(node)?,
+                None => sf.required_string("selector")?,
+            };
             sf.finish()?;
             config.path_selectors.push(PathSelector {
                 globs: glob_set(std::slice::from_ref(&pattern), at)?,
@@ -264,6 +288,28 @@ fn decode_prometheus(node: &Node) -> Result<PrometheusConfig, DecodeError> {
     }
     f.finish()?;
     Ok(config)
+}
+
+/// A selector of the config (`prometheus.selector`, `prometheus.selectors[].selector`): label
+/// matchers, rebuilt from their parsed form so that no text of the repository is pasted into
+/// a query; anything else is an error at its column.
+fn selector(node: &Node) -> Result<String, DecodeError> {
+    let text = decode::string(node)?;
+    crate::metrics::selector::Selector::parse(&text)
+        .map(|s| s.to_string())
+        .map_err(|e| {
+            // Exact for a plain or quoted scalar without escapes; else near the mistake.
+            let quoted = node.as_scalar().is_some_and(|s| {
+                matches!(
+                    s.style,
+                    ScalarStyle::SingleQuoted | ScalarStyle::DoubleQuoted
+                )
+            });
+            DecodeError {
+                offset: node.span.start() + usize::from(quoted) + e.offset,
+                message: format!("`prometheus` selector: {}", e.message),
+            }
+        })
 }
 
 fn decode_policy(node: &Node) -> Result<Policy, DecodeError> {
@@ -550,9 +596,24 @@ impl Config {
         Ok(config)
     }
 
+    /// The config the command line names (`--config FILE`): anywhere, since the command line
+    /// is trusted, but a regular file of bounded size.
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        Config::load_within(path, None)
+    }
+
+    /// A config [`Config::discover`] found: a file of the repository it is in, so read through
+    /// the repository boundary (a regular file that, symlinks followed, stays inside the
+    /// repository). A `.gpulint.yaml` linking to a file elsewhere is refused with its path
+    /// only, never a word of the file (an error quoting its first key would leak it).
+    pub fn load_discovered(path: &Path) -> Result<Config, ConfigError> {
+        let root = crate::source::repo::repository_of(path);
+        Config::load_within(path, Some(&root))
+    }
+
+    fn load_within(path: &Path, root: Option<&Path>) -> Result<Config, ConfigError> {
         // A regular file of bounded size: a FIFO named `.gpulint.yaml` must not hang the run.
-        let text = crate::source::repo::read_file(path, None)
+        let text = crate::source::repo::read_file(path, root)
             .map_err(std::io::Error::from)
             .and_then(|bytes| {
                 String::from_utf8(bytes)
@@ -575,10 +636,13 @@ impl Config {
             start.to_path_buf()
         };
         let start = std::fs::canonicalize(&start).unwrap_or(start);
+        // Any entry but a folder counts, a symlink too, even a dangling one or one leading out
+        // of the repository: it is this folder's config, and reading it says why it is
+        // refused, instead of a config further up being used in its place.
         start
             .ancestors()
             .map(|dir| dir.join(CONFIG_FILE_NAME))
-            .find(|candidate| candidate.is_file())
+            .find(|candidate| std::fs::symlink_metadata(candidate).is_ok_and(|m| !m.is_dir()))
     }
 
     /// The path relative to the config's folder, for glob matching.
@@ -842,6 +906,83 @@ mod tests {
             "{}",
             e.message
         );
+    }
+
+    /// Issue 24, item 10: a header from the repository is an allow-list of tenant headers;
+    /// one that routes the request (and the CI's token with it) is an error at its key.
+    #[test]
+    fn repository_headers_are_tenant_headers_only() {
+        let c = parse(
+            "prometheus:\n  headers: {x-scope-orgid: a, THANOS-TENANT: b, AccountID: '1', ProjectID: '2'}\n",
+        )
+        .expect("tenant headers");
+        assert_eq!(c.prometheus.as_ref().map_or(0, |p| p.headers.len()), 4);
+        for name in [
+            "Host",
+            "X-Forwarded-Host",
+            "X-Forwarded-For",
+            "X-Original-URL",
+            "X-Rewrite-URL",
+            "Forwarded",
+            "Proxy-Connection",
+            "X-Extra",
+        ] {
+            let e = parse(&format!(
+                "prometheus:\n  window: 7d\n  headers:\n    {name}: attacker-vhost.example\n"
+            ))
+            .expect_err(name);
+            assert_eq!((e.line, e.column), (4, 5), "{name}: {e}");
+            assert!(
+                e.message.contains("tenant headers only") && e.message.contains(name),
+                "{e}"
+            );
+        }
+    }
+
+    /// Issue 24, item 11: selectors are label matchers, rebuilt from their parsed form; the
+    /// injection of the issue is an error at its line and column.
+    #[test]
+    fn selectors_are_label_matchers_rebuilt() {
+        let c = parse("prometheus:\n  selector: \"{cluster='prod', team=~\\\"a|b\\\",}\"\n  selectors:\n  - path: x/**\n    selector: region != 'eu'\n").expect("matchers");
+        let p = c.prometheus.as_ref().expect("prometheus");
+        assert_eq!(p.selector.as_deref(), Some(r#"cluster="prod",team=~"a|b""#));
+        assert_eq!(
+            c.path_selector(Path::new("x/a.yaml")),
+            Some(r#"region!="eu""#)
+        );
+        let injection = r#"x="y"}[14d]) or label_replace(vector(1), "a", "b", "", "") or quantile_over_time(0.99, up{x="y""#;
+        let e = parse(&format!("prometheus:\n  selector: '{injection}'\n")).expect_err("selector");
+        // The `}` after `x="y"`: `  selector: '` is 13 bytes, `x="y"` 5 more: column 19.
+        assert_eq!((e.line, e.column), (2, 19), "{e}");
+        assert!(e.message.contains("label matchers"), "{e}");
+        let e = parse(&format!(
+            "prometheus:\n  selectors:\n  - path: a/**\n    selector: {injection}\n"
+        ))
+        .expect_err("path selector");
+        assert_eq!((e.line, e.column), (4, 20), "{e}");
+    }
+
+    /// `.nan` and `.inf` are numbers to YAML but not thresholds: the error says which.
+    #[test]
+    fn non_finite_policy_values_say_so() {
+        for (value, found) in [
+            (".nan", "NaN"),
+            (".NaN", "NaN"),
+            (".inf", "infinity"),
+            ("-.inf", "infinity"),
+            ("1e999", "infinity"),
+        ] {
+            let e = parse(&format!("policy:\n  memory_margin: {value}\n")).expect_err(value);
+            assert_eq!((e.line, e.column), (2, 18), "{e}");
+            assert!(
+                e.message.contains(&format!(
+                    "`memory_margin`: expected a finite number, found {found}"
+                )),
+                "{e}"
+            );
+        }
+        let e = parse("prometheus:\n  timeout: .nan\n").expect_err("timeout");
+        assert!(e.message.contains("finite number, found NaN"), "{e}");
     }
 
     #[test]

@@ -59,22 +59,42 @@ def escape_property(s: str) -> str:
     return escape_data(s).replace(":", "%3A").replace(",", "%2C")
 
 
-# Characters that would start Markdown or HTML in a table cell; `|` would end the cell.
-# Outside code spans each is backslash-escaped (CommonMark allows that for any ASCII
-# punctuation), so text renders as the plain text it is. gpulint's messages quote names in
-# backticks: a `code span` on one line is kept, with only `|` escaped inside it (GFM splits
-# table cells before it reads code spans, and takes `\|` as a literal pipe in both).
-MARKDOWN_SPECIAL = set("\\`*_[]<>|~&")
-CODE_SPAN = re.compile(r"(`[^`\r\n]+`)")
+# Characters that would start Markdown in a table cell; `|` would end the cell. Outside code
+# spans each is backslash-escaped (CommonMark allows that for any ASCII punctuation), and `<`,
+# `>`, `&` are written as entities: GitHub's extended autolink takes `http://a\` with the
+# backslash meant for the `<` after it, and `<img ...>` would then be raw HTML (a beacon per
+# view of the summary or the pull request). Autolinks are broken too: the `:` of `://` as
+# `&#58;` and the `.` of `www.` as `&#46;` render as the same text, but GitHub's autolink
+# extension looks for `://` and `www.` in the source, so no text of the repository becomes a
+# link. gpulint's messages quote names in backticks: a `code span` on one line (one backtick
+# each side, nothing inside a code span is markup or a link) is kept, with only `|` escaped
+# inside it (GFM splits table cells before it reads code spans, and takes `\|` as a literal
+# pipe in both). src/report/markdown.rs does the same for `--format markdown`.
+MARKDOWN_SPECIAL = set("\\`*_[]|~#!")
+ENTITIES = {"<": "&lt;", ">": "&gt;", "&": "&amp;"}
+CODE_SPAN = re.compile(r"((?<!`)`[^`\r\n]+`(?!`))")
+AUTOLINK = re.compile(r"://|(?i:www)\.")
 
 
-def cell(value: object) -> str:
+def break_autolinks(text: str) -> str:
+    return AUTOLINK.sub(lambda m: "&#58;//" if m.group(0) == "://" else m.group(0)[:3] + "&#46;", text)
+
+
+def cell(value: object, own: bool = False) -> str:
+    """A table cell or a line of the summary. `own`: the action's own sentence (the pull
+    request `gh` opened), whose URL stays a link and `#7` a reference; never for text from the
+    repository."""
+    special = MARKDOWN_SPECIAL - {"#"} if own else MARKDOWN_SPECIAL
     out = []
     for i, part in enumerate(CODE_SPAN.split(str(value))):
         if i % 2:
             out.append(part.replace("|", "\\|"))
         else:
-            part = "".join("\\" + c if c in MARKDOWN_SPECIAL else c for c in part)
+            part = "".join(
+                ENTITIES.get(c) or ("\\" + c if c in special else c) for c in part
+            )
+            if not own:
+                part = break_autolinks(part)
             out.append(part.replace("\r\n", "\n").replace("\r", "\n").replace("\n", "<br>"))
     return "".join(out).strip() or "-"
 
@@ -158,6 +178,15 @@ def error_annotation(error: dict, workspace: str) -> str:
         max(int(error.get("column") or 1), 1),
         message,
     )
+
+
+def step_output(key: str, value: str) -> str:
+    """One GITHUB_OUTPUT entry in GitHub's multi-line form with a random delimiter (as run.sh's
+    `output`): no value can add an output line of its own."""
+    delimiter = "gpulint_" + uuid.uuid4().hex
+    if delimiter in value:
+        raise ValueError("output value holds the delimiter")
+    return f"{key}<<{delimiter}\n{value}\n{delimiter}\n"
 
 
 def one_line(value: object) -> str:
@@ -275,11 +304,14 @@ def main() -> int:
 
     if args.output:
         with open(args.output, "a", encoding="utf-8") as f:
-            f.write(f"findings={len(findings)}\n")
-            f.write(f"errors={counts['error']}\n")
-            f.write(f"warnings={counts['warning']}\n")
-            f.write(f"notices={counts['info']}\n")
-            f.write(f"input-errors={len(errors)}\n")
+            for key, value in [
+                ("findings", len(findings)),
+                ("errors", counts["error"]),
+                ("warnings", counts["warning"]),
+                ("notices", counts["info"]),
+                ("input-errors", len(errors)),
+            ]:
+                f.write(step_output(key, str(value)))
 
     if args.pr_body:
         with open(args.pr_body, "w", encoding="utf-8") as f:
@@ -324,7 +356,8 @@ def summary(args, doc, findings, errors, counts, stderr_text) -> str:
         )
     lines += [f"Scope: {scope}.", ""]
     if args.note:
-        lines += [cell(args.note), ""]
+        # The action's own sentence (run.sh): the pull request's URL stays a link.
+        lines += [cell(args.note, own=True), ""]
     if args.fixed_commit:
         state = "could not be pushed" if args.push_failed else "pushed"
         lines += [

@@ -32,7 +32,7 @@
 # and the step summary from that one result (see its header for why). In sarif mode a
 # second run writes the SARIF file.
 #
-# Outputs (GITHUB_OUTPUT): exit-code, findings, errors, warnings, notices, input-errors,
+# Outputs (GITHUB_OUTPUT, each as `name<<DELIMITER` with a random delimiter): exit-code, findings, errors, warnings, notices, input-errors,
 # sarif-file (sarif mode), html-file (with INPUT_HTML_FILE), changed-since (the commit compared with), fixed-commit (fix: commit),
 # pull-request (fix: pull-request: the URL of the pull request opened or updated).
 #
@@ -73,6 +73,7 @@ prometheus_url="${INPUT_PROMETHEUS_URL:-}"
 fail_on="${INPUT_FAIL_ON:-warning}"
 format="${INPUT_FORMAT:-github}"
 sarif_file="${INPUT_SARIF_FILE:-gpulint.sarif}"
+[[ "$sarif_file" != -* ]] || die "sarif-file: '$sarif_file' looks like an option"
 html_file="${INPUT_HTML_FILE:-}"
 changed_only="${INPUT_CHANGED_ONLY:-auto}"
 fix="${INPUT_FIX:-none}"
@@ -128,9 +129,63 @@ if [[ -n "$version" && "$built_version" != *"${version#v}"* ]]; then
     warn "version '$version' was asked for, but the action built '${built_version}' (the action's own source at its ref is what runs)"
 fi
 
+# A step output, in GitHub's multi-line form (`key<<DELIMITER`, the value, DELIMITER) with a
+# random delimiter: a value holding a line break (a path under a folder the repository named
+# `x<LF>sarif-file=/etc/passwd`) cannot add an output line of its own. Paths with a line
+# break are refused before they get here (`one_line`); this is the second wall.
 output() {
     [[ -n "${GITHUB_OUTPUT:-}" ]] || return 0
-    printf '%s=%s\n' "$1" "$2" >>"$GITHUB_OUTPUT"
+    local delimiter
+    delimiter="gpulint_$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
+    [[ ${#delimiter} -gt 30 && "$2" != *"$delimiter"* ]] || die "cannot write the output $1"
+    printf '%s<<%s\n%s\n%s\n' "$1" "$delimiter" "$2" "$delimiter" >>"$GITHUB_OUTPUT"
+}
+
+# one_line WHAT VALUE: dies when VALUE has a line break (LF or CR): no path the action writes
+# or reports may have one.
+one_line() {
+    [[ "$2" != *$'\n'* && "$2" != *$'\r'* ]] ||
+        die "$1: a path with a line break is refused: $(printf '%q' "$2")"
+}
+
+# no_symlink_on_the_way WHAT PATH: dies when PATH, or a folder on the way to it inside the
+# workspace (the working directory), is a symlink: a pull request may commit
+# `gpulint.sarif -> ~/.bash_profile` or `reports -> /elsewhere`, and the action must not write
+# through it. An absolute path outside the workspace comes from the workflow, not the
+# repository, and is taken as it is.
+no_symlink_on_the_way() {
+    local what="$1" path="$2" prefix="" part
+    local -a parts
+    if [[ "$path" == /* ]]; then
+        [[ "$path" == "$workspace/"* ]] || return 0
+        path="${path#"$workspace/"}"
+    fi
+    IFS=/ read -r -a parts <<<"$path"
+    for part in "${parts[@]}"; do
+        [[ -z "$part" || "$part" == . ]] && continue
+        prefix="${prefix:+$prefix/}$part"
+        if [[ -L "$prefix" ]]; then
+            die "$what: $prefix is a symlink; the action does not write through it (remove it from the repository)"
+        fi
+    done
+}
+
+# place WHAT SRC DEST: puts the file SRC (written in the action's private folder) at DEST
+# without following a symlink: none on the way (checked), a fresh file created beside DEST by
+# mktemp (O_EXCL), then renamed over DEST (a rename replaces a name, it never writes through
+# one; DEST is neither a symlink nor a folder, so `mv` renames onto it, on GNU and BSD alike).
+place() {
+    local what="$1" src="$2" dest="$3" dir tmp
+    one_line "$what" "$dest"
+    no_symlink_on_the_way "$what" "$dest"
+    [[ ! -d "$dest" ]] || die "$what: $dest is a folder"
+    dir="$(dirname -- "$dest")"
+    mkdir -p -- "$dir" || die "$what: cannot create $dir"
+    tmp="$(mktemp "$dir/.gpulint.XXXXXX")" || die "$what: cannot write in $dir"
+    if ! { cat -- "$src" >"$tmp" && chmod 0644 -- "$tmp" && mv -f -- "$tmp" "$dest"; }; then
+        rm -f -- "$tmp"
+        die "$what: cannot write $dest"
+    fi
 }
 
 # ---------------------------------------------------------------------------------------
@@ -210,13 +265,17 @@ report() { GPULINT_ACTION_REDACT="$token" python3 "$here/report.py" "$@"; }
 html_args=()
 if [[ -n "$html_file" ]]; then
     [[ "$html_file" != -* ]] || die "html-file: '$html_file' looks like an option"
+    one_line html-file "$html_file"
     mkdir -p "$(dirname "$html_file")"
     html_args=(--output-format "html=$html_file")
 fi
 # Sets the html-file output when the report was written.
 html_output() {
     [[ -n "$html_file" && -f "$html_file" ]] || return 0
-    output html-file "$(cd "$(dirname "$html_file")" && pwd -P)/$(basename "$html_file")"
+    local abs
+    abs="$(cd "$(dirname "$html_file")" && pwd -P)/$(basename "$html_file")"
+    one_line html-file "$abs"
+    output html-file "$abs"
 }
 
 # ---------------------------------------------------------------------------------------
@@ -398,13 +457,15 @@ sarif_rc=0
 if [[ "$format" == sarif ]]; then
     # Always the whole repo: code scanning compares a PR's analysis with the base branch's,
     # and alerts missing from a changed-only analysis would count as fixed by the PR.
-    mkdir -p "$(dirname "$sarif_file")"
+    # gpulint writes the SARIF into the action's private folder; it is then placed at
+    # sarif-file with no symlink followed (see `place`).
     run_gpulint "$work/sarif" "$work/sarif.stderr" "${common[@]}" --format sarif -- "${paths[@]}"
     sarif_rc=$rc
     # With input errors (exit 2) the SARIF still holds every other file's findings.
     if python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$work/sarif" 2>/dev/null; then
-        cp "$work/sarif" "$sarif_file"
+        place sarif-file "$work/sarif" "$sarif_file"
         sarif_abs="$(cd "$(dirname "$sarif_file")" && pwd -P)/$(basename "$sarif_file")"
+        one_line sarif-file "$sarif_abs"
         output sarif-file "$sarif_abs"
     fi
 fi

@@ -21,15 +21,17 @@ fn first_path(paths: &[PathBuf]) -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("."))
 }
 
-/// `--config`, else the `.gpulint.yaml` found upward from the first path, else the defaults.
+/// `--config`, else the `.gpulint.yaml` found upward from the first path (read inside its
+/// repository), else the defaults.
 pub fn load_config(common: &CommonArgs) -> Result<Config, Failure> {
-    let path = match &common.config {
-        Some(p) => Some(p.clone()),
-        None => Config::discover(&first_path(&common.paths)),
-    };
-    match path {
-        None => Ok(Config::default()),
-        Some(p) => Config::load(&p).map_err(error),
+    // The command line may name a config anywhere; a discovered one is the repository's, read
+    // within its boundary.
+    match &common.config {
+        Some(p) => Config::load(p).map_err(error),
+        None => match Config::discover(&first_path(&common.paths)) {
+            None => Ok(Config::default()),
+            Some(p) => Config::load_discovered(&p).map_err(error),
+        },
     }
 }
 

@@ -6,6 +6,7 @@ pub mod mig;
 pub mod nodes;
 pub mod prometheus;
 pub mod recommend;
+pub mod selector;
 pub mod snapshot;
 pub mod usage;
 

@@ -624,12 +624,16 @@ fn unknown_note(n: u64) -> String {
     }
 }
 
+/// The first characters OWASP lists as formula triggers (CSV injection): a spreadsheet may run
+/// a field starting with `=`, `+`, `-`, `@`, or with a TAB or CR before one of them.
+const FORMULA_TRIGGERS: [char; 6] = ['=', '+', '-', '@', '\t', '\r'];
+
 /// One CSV field (RFC 4180): quoted when it holds a comma, quote or line break. A field a
-/// spreadsheet would run as a formula (`=`, `+`, `-`, `@` first: names come from the
+/// spreadsheet would run as a formula (one of [`FORMULA_TRIGGERS`] first: names come from the
 /// repository) gets a leading `'`, as OWASP advises against CSV injection.
-fn csv_field(s: &str) -> String {
-    let s = super::printable(s);
-    let s = if s.starts_with(['=', '+', '-', '@']) {
+fn csv_field(raw: &str) -> String {
+    let s = super::printable(raw);
+    let s = if s.starts_with(FORMULA_TRIGGERS) || raw.starts_with(FORMULA_TRIGGERS) {
         format!("'{s}")
     } else {
         s.into_owned()
@@ -711,5 +715,10 @@ mod csv_tests {
         assert_eq!(csv_field("=HYPERLINK(\"x\")"), "\"'=HYPERLINK(\"\"x\"\")\"");
         assert_eq!(csv_field("@cmd"), "'@cmd");
         assert_eq!(csv_field("a\u{1b}b"), "a\\u{1b}b");
+        // Issue 24: TAB and CR first are formula triggers too (OWASP).
+        assert_eq!(csv_field("\t=1+1"), "'\t=1+1");
+        assert_eq!(csv_field("\r=1+1"), "'\\u{d}=1+1");
+        assert_eq!(csv_field("\tplain"), "'\tplain");
+        assert_eq!(csv_field("a\t=b"), "a\t=b");
     }
 }

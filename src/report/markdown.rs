@@ -19,32 +19,53 @@ use crate::rules::Finding;
 /// At most this many containers in the chart and its table: a summary is read, not searched.
 const CHART_CONTAINERS: usize = 20;
 
-/// A table cell: characters that would start Markdown or HTML escaped (CommonMark allows a
-/// backslash before any ASCII punctuation), `|` kept inside the cell, line breaks as `<br>`.
-/// Code spans (`` `x` ``) from the messages are kept, only their `|` escaped.
+/// A table cell: characters that would start Markdown escaped (CommonMark allows a backslash
+/// before any ASCII punctuation), `<`, `>` and `&` as entities, autolinks broken, `|` kept
+/// inside the cell, line breaks as `<br>`. Code spans (`` `x` ``) from the messages are kept,
+/// only their `|` escaped (nothing inside a code span is markup, nor linked).
+///
+/// Why entities and not a backslash for `<`: GitHub's extended autolink takes `http://a\` with
+/// the backslash meant to escape the `<` after it, and the `<img …>` that follows is then raw
+/// HTML (a beacon per view of the summary). An entity is text whatever precedes it. Autolinks
+/// are broken by writing the `:` of `://` as `&#58;` and the `.` of `www.` as `&#46;`: GitHub
+/// renders the same characters, but its autolink extension looks for `://` and `www.` in the
+/// source, where they no longer are, so no text of the repository becomes a link.
 pub(crate) fn cell(s: &str) -> String {
     let s = super::printable(s);
+    // Backticks pair up as code spans, in order, only when every run of them is one backtick
+    // long and there is an even number: CommonMark closes a span only with a run of the same
+    // length, so "```<img>`" has no code span at all (its `<img>` would be raw HTML).
+    let paired = s.matches('`').count() % 2 == 0 && !s.contains("``");
     let mut out = String::with_capacity(s.len());
     for (i, part) in s.split('`').enumerate() {
         if i > 0 {
             out.push('`');
         }
         // Odd parts are inside a code span when the backticks pair up.
-        let in_code = i % 2 == 1 && s.matches('`').count() % 2 == 0 && !part.contains('\n');
+        let in_code = i % 2 == 1 && paired && !part.contains('\n');
+        let mut text = String::with_capacity(part.len());
         for c in part.chars() {
             match c {
-                '|' => out.push_str("\\|"),
-                '\n' => out.push_str("<br>"),
+                '|' => text.push_str("\\|"),
+                '\n' => text.push_str("<br>"),
                 '\r' => {}
-                c if !in_code && "\\*_[]<>~&#!".contains(c) => {
-                    out.push('\\');
-                    out.push(c);
+                '<' if !in_code => text.push_str("&lt;"),
+                '>' if !in_code => text.push_str("&gt;"),
+                '&' if !in_code => text.push_str("&amp;"),
+                c if !in_code && "\\*_[]~#!".contains(c) => {
+                    text.push('\\');
+                    text.push(c);
                 }
-                c => out.push(c),
+                c => text.push(c),
             }
         }
+        if in_code {
+            out.push_str(&text);
+        } else {
+            out.push_str(&break_autolinks(&text));
+        }
     }
-    if s.matches('`').count() % 2 == 1 {
+    if !paired {
         // An unpaired backtick would open a code span that swallows the rest of the row.
         out = out.replace('`', "\\`");
     }
@@ -54,6 +75,30 @@ pub(crate) fn cell(s: &str) -> String {
     } else {
         trimmed.to_string()
     }
+}
+
+/// `://` as `&#58;//` and `www.` as `www&#46;` (any case): GitHub shows the same text and links
+/// none of it (see [`cell`]).
+pub(crate) fn break_autolinks(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        if rest.starts_with("://") {
+            out.push_str("&#58;//");
+            rest = &rest[3..];
+        } else if rest
+            .get(..4)
+            .is_some_and(|w| w.eq_ignore_ascii_case("www."))
+        {
+            out.push_str(&rest[..3]);
+            out.push_str("&#46;");
+            rest = &rest[4..];
+        } else {
+            out.push(c);
+            rest = &rest[c.len_utf8()..];
+        }
+    }
+    out
 }
 
 /// A Mermaid label: letters, digits and `/._-` only (no quote can end it early).
@@ -281,8 +326,16 @@ mod tests {
     #[test]
     fn cells_escape_markup_and_keep_code_spans() {
         assert_eq!(cell("a | b"), "a \\| b");
-        assert_eq!(cell("`x|y` <b>*"), "`x\\|y` \\<b\\>\\*");
+        assert_eq!(cell("`x|y` <b>*"), "`x\\|y` &lt;b&gt;\\*");
         assert_eq!(cell("one `tick"), "one \\`tick");
+        // Issue 24: entities, not backslashes, for `<`, `>`, `&` (an autolink takes the
+        // backslash), no autolink, and no code span CommonMark would not see.
+        assert_eq!(
+            cell("a http://h/x<img src=http://h/b.png?> & www.h.io"),
+            "a http&#58;//h/x&lt;img src=http&#58;//h/b.png?&gt; &amp; www&#46;h.io"
+        );
+        assert_eq!(cell("```<img>`"), "\\`\\`\\`&lt;img&gt;\\`");
+        assert_eq!(cell("`a<b>` c"), "`a<b>` c");
         assert_eq!(cell("line\nnext"), "line<br>next");
         assert_eq!(cell(""), "-");
         assert_eq!(label("ns/\"evil\" ]x"), "ns/_evil___x");

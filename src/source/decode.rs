@@ -46,6 +46,28 @@ pub fn string_list(node: &Node, what: &str) -> Result<Vec<String>, DecodeError> 
     }
 }
 
+/// A YAML 1.2 core-schema number as a float: Rust's syntax, plus `.nan`, `.inf`, `-.inf`
+/// (any case), hex `0x` and octal `0o` integers.
+fn yaml_float(text: &str) -> Option<f64> {
+    let t = text.trim();
+    let (sign, body) = match t.strip_prefix('-') {
+        Some(rest) => (-1.0, rest),
+        None => (1.0, t.strip_prefix('+').unwrap_or(t)),
+    };
+    match body.to_ascii_lowercase().as_str() {
+        ".nan" => return Some(f64::NAN),
+        ".inf" => return Some(sign * f64::INFINITY),
+        _ => {}
+    }
+    if let Some(hex) = body.strip_prefix("0x") {
+        return u64::from_str_radix(hex, 16).ok().map(|v| sign * v as f64);
+    }
+    if let Some(oct) = body.strip_prefix("0o") {
+        return u64::from_str_radix(oct, 8).ok().map(|v| sign * v as f64);
+    }
+    t.parse::<f64>().ok()
+}
+
 /// The keys of a mapping, consumed one by one; `finish` rejects whatever was not consumed.
 pub struct Fields<'a> {
     node: &'a Node,
@@ -108,15 +130,27 @@ impl<'a> Fields<'a> {
             .transpose()
     }
 
-    /// A number (integers too).
+    /// A finite number (integers too): YAML's `.nan` and `.inf`, and a number too large for
+    /// a float, are errors that say so.
     pub fn number(&mut self, key: &'static str) -> Result<Option<f64>, DecodeError> {
         let what = format!("`{key}`");
         self.take(key)
             .map(|n| match &n.value {
-                Value::Scalar(s) if matches!(s.kind, ScalarKind::Int | ScalarKind::Float) => s
-                    .text
-                    .parse::<f64>()
-                    .map_err(|_| wrong_type(n, &what, "a number")),
+                Value::Scalar(s) if matches!(s.kind, ScalarKind::Int | ScalarKind::Float) => {
+                    let v = yaml_float(&s.text).ok_or_else(|| wrong_type(n, &what, "a number"))?;
+                    if v.is_finite() {
+                        Ok(v)
+                    } else {
+                        let found = if v.is_nan() { "NaN" } else { "infinity" };
+                        Err(DecodeError {
+                            offset: n.span.start(),
+                            message: format!(
+                                "{what}: expected a finite number, found {found} ({})",
+                                s.text
+                            ),
+                        })
+                    }
+                }
                 _ => Err(wrong_type(n, &what, "a number")),
             })
             .transpose()

@@ -148,6 +148,34 @@ impl Outcome {
     }
 }
 
+/// GITHUB_OUTPUT as the runner reads it: `key=value` lines, and `key<<DELIMITER` followed by
+/// the value's lines up to a line that is DELIMITER (a missing delimiter fails the step on
+/// GitHub, and the test here).
+fn parse_outputs(text: &str) -> BTreeMap<String, String> {
+    let mut outputs = BTreeMap::new();
+    let mut lines = text.lines();
+    while let Some(line) = lines.next() {
+        if let Some((key, delimiter)) = line.split_once("<<") {
+            let mut value = Vec::new();
+            loop {
+                let next = lines
+                    .next()
+                    .unwrap_or_else(|| panic!("no closing delimiter for {key}:\n{text}"));
+                if next == delimiter {
+                    break;
+                }
+                value.push(next);
+            }
+            outputs.insert(key.to_string(), value.join("\n"));
+        } else if let Some((key, value)) = line.split_once('=') {
+            outputs.insert(key.to_string(), value.to_string());
+        } else if !line.is_empty() {
+            panic!("not an output line: {line:?}\n{text}");
+        }
+    }
+    outputs
+}
+
 /// Runs scripts/action/run.sh in `ws` as the runner would: a clean environment with the
 /// runner's variables and the inputs as INPUT_* (names upper-cased, `-` as `_`).
 fn run_action(
@@ -193,11 +221,7 @@ fn run_action(
     }
     let out = cmd.output().expect("bash runs");
     let output_text = std::fs::read_to_string(&output).unwrap();
-    let outputs = output_text
-        .lines()
-        .filter_map(|l| l.split_once('='))
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
+    let outputs = parse_outputs(&output_text);
     let leftovers: Vec<_> = std::fs::read_dir(&temp).unwrap().collect();
     assert!(leftovers.is_empty(), "run.sh left files in RUNNER_TEMP");
     Outcome {
@@ -826,7 +850,7 @@ fn report_escapes_cells_and_commands_and_redacts() {
     );
     assert!(
         summary.contains(
-            "| dir,x/a:b.yaml:3 | MEM001 (error) | a\\|b<br>c \\<b\\>x\\</b\\> 100% `q` \\_z\\_ `x\\|y` | memory: 21Gi, cpu: 4 |"
+            "| dir,x/a:b.yaml:3 | MEM001 (error) | a\\|b<br>c &lt;b&gt;x&lt;/b&gt; 100% `q` \\_z\\_ `x\\|y` | memory: 21Gi, cpu: 4 |"
         ),
         "{summary}"
     );
@@ -1571,4 +1595,103 @@ fn html_file_writes_the_html_report_of_the_same_run() {
     let findings = json_findings(&ws, &["apps"]);
     assert_eq!(html.matches("<tr data-rule=").count(), findings.len());
     assert_eq!(run.rows().len(), findings.len());
+}
+
+/// Issue 24, item 5: a pull request commits `gpulint.sarif` as a symlink to a file outside the
+/// workspace (on a runner, `~/.bash_profile`): the action copied the SARIF through it. Now the
+/// SARIF is placed with no symlink followed, and a symlink at the destination or on the way to
+/// it is refused (exit 2): the outside file and folder are untouched.
+#[test]
+fn sarif_file_is_never_written_through_a_repository_symlink() {
+    let (tmp, ws) = repo(&[("apps/bad.yaml", BAD)]);
+    let outside = tmp.path().join("bash_profile");
+    std::fs::write(&outside, "sentinel: the user's own file\n").unwrap();
+    let outside_dir = tmp.path().join("elsewhere");
+    std::fs::create_dir_all(&outside_dir).unwrap();
+    std::os::unix::fs::symlink("../bash_profile", ws.join("gpulint.sarif")).unwrap();
+    std::os::unix::fs::symlink("../elsewhere", ws.join("reports")).unwrap();
+    commit_all(&ws, "a symlinked SARIF destination");
+    for sarif_file in [
+        "gpulint.sarif",
+        "reports/gpulint.sarif",
+        "reports/sub/x.sarif",
+    ] {
+        let run = run_action(
+            &ws,
+            "push",
+            &[("format", "sarif"), ("sarif-file", sarif_file)],
+            &[],
+        );
+        assert_eq!(
+            std::fs::read_to_string(&outside).unwrap(),
+            "sentinel: the user's own file\n",
+            "{sarif_file}: the outside file was written"
+        );
+        assert_eq!(
+            std::fs::read_dir(&outside_dir).unwrap().count(),
+            0,
+            "{sarif_file}: written outside"
+        );
+        assert!(!run.outputs.contains_key("sarif-file"), "{}", run.context());
+        assert_eq!(run.code, 2, "{sarif_file}: {}", run.context());
+        assert!(
+            run.stdout
+                .contains("is a symlink; the action does not write through it"),
+            "{}",
+            run.context()
+        );
+        assert!(std::fs::symlink_metadata(ws.join("gpulint.sarif"))
+            .unwrap()
+            .file_type()
+            .is_symlink());
+    }
+}
+
+/// Issue 24, item 7: the html-file output was `html-file=<pwd -P>/report.html`, and a folder
+/// the repository names `evil<LF>sarif-file=/etc/passwd` (reached through a committed symlink)
+/// added a `sarif-file` output line. Outputs are now written as `key<<DELIMITER` with a random
+/// delimiter, and a path with a line break is refused.
+#[test]
+fn a_folder_name_with_a_newline_adds_no_output() {
+    let evil = "evil\nsarif-file=/etc/passwd";
+    let (_tmp, ws) = repo(&[("apps/bad.yaml", BAD), (&format!("{evil}/.keep"), "")]);
+    std::os::unix::fs::symlink(evil, ws.join("out")).unwrap();
+    commit_all(&ws, "a folder named with a newline");
+    let run = run_action(&ws, "push", &[("html-file", "out/report.html")], &[]);
+    assert!(!run.outputs.contains_key("sarif-file"), "{}", run.context());
+    assert!(
+        !run.output_text.lines().any(|l| l.starts_with("sarif-file")),
+        "{}",
+        run.context()
+    );
+    assert!(!run.outputs.contains_key("html-file"), "{}", run.context());
+    assert_eq!(run.code, 2, "{}", run.context());
+    assert!(
+        run.stdout.contains("a path with a line break is refused"),
+        "{}",
+        run.context()
+    );
+    // Every output is in the multi-line form, with a delimiter of its own.
+    let run = run_action(&ws, "push", &[("html-file", "reports/gpulint.html")], &[]);
+    assert_eq!(run.code, 1, "{}", run.context());
+    let heads: Vec<&str> = run
+        .output_text
+        .lines()
+        .filter(|l| l.contains("<<"))
+        .collect();
+    assert!(heads.len() >= 7, "{}", run.context());
+    let mut delimiters: Vec<&str> = heads
+        .iter()
+        .filter_map(|l| l.split_once("<<").map(|(_, d)| d))
+        .collect();
+    assert!(delimiters.iter().all(|d| d.len() >= 32), "{delimiters:?}");
+    delimiters.sort_unstable();
+    delimiters.dedup();
+    assert_eq!(delimiters.len(), heads.len(), "a delimiter was reused");
+    assert_eq!(
+        run.output_text.lines().count(),
+        3 * heads.len(),
+        "a line outside the multi-line form:\n{}",
+        run.output_text
+    );
 }

@@ -268,7 +268,7 @@ fn a_repository_config_cannot_choose_the_tenant_the_command_line_names() {
     let server = Listener::start(|_| ok(EMPTY_VECTOR));
     let tmp = repo(&[(
         ".gpulint.yaml",
-        "prometheus:\n  headers: {X-Scope-OrgID: other-team, X-Extra: kept}\n",
+        "prometheus:\n  headers: {X-Scope-OrgID: other-team, AccountID: kept}\n",
     )]);
     let ws = tmp.path().join("repo");
     let out = gpulint_clean(
@@ -292,7 +292,7 @@ fn a_repository_config_cannot_choose_the_tenant_the_command_line_names() {
         assert_eq!(lower.matches("x-scope-orgid:").count(), 1, "{r}");
         assert!(lower.contains("x-scope-orgid: ci-team"), "{r}");
         assert!(!lower.contains("other-team"), "{r}");
-        assert!(lower.contains("x-extra: kept"), "{r}");
+        assert!(lower.contains("accountid: kept"), "{r}");
     }
 }
 
@@ -602,4 +602,179 @@ fn a_chart_symlink_leaving_the_repository_is_not_followed() {
         all.contains("the chart is not rendered") && out.code != 0,
         "{all}"
     );
+}
+
+/// Issue 24, item 10: a header from the repository that routes the request (`Host`, and the
+/// proxies' `X-Forwarded-Host`, `X-Original-URL`) would send the CI's token to another virtual
+/// host behind the same proxy. Refused at its line, before any connection.
+#[test]
+fn a_repository_config_cannot_send_routing_headers() {
+    for name in ["Host", "X-Forwarded-Host", "X-Original-URL", "Forwarded"] {
+        let server = Listener::start(|_| ok(EMPTY_VECTOR));
+        let tmp = repo(&[(
+            ".gpulint.yaml",
+            &format!("prometheus:\n  headers:\n    {name}: attacker-vhost.example\n"),
+        )]);
+        let ws = tmp.path().join("repo");
+        let out = gpulint_clean(
+            &ws,
+            &["--prometheus", &server.url, "app.yaml"],
+            &[("GPULINT_PROMETHEUS_TOKEN", TOKEN)],
+        );
+        let all = text(&out);
+        assert_eq!(out.code, 2, "{name}: {all}");
+        assert!(
+            all.contains(".gpulint.yaml:3:5: `prometheus.headers`: a repository file may send tenant headers only")
+                && all.contains(&format!("not `{name}`")),
+            "{all}"
+        );
+        assert_eq!(server.connections(), 0, "{name}: {all}");
+        assert!(!all.contains(TOKEN), "{all}");
+    }
+    // The command line is trusted: the same header given there is sent.
+    let server = Listener::start(|_| ok(EMPTY_VECTOR));
+    let tmp = repo(&[]);
+    let ws = tmp.path().join("repo");
+    let out = gpulint_clean(
+        &ws,
+        &[
+            "--prometheus",
+            &server.url,
+            "--prometheus-header",
+            "X-Forwarded-Host: ci-chosen.example",
+            "app.yaml",
+        ],
+        &[],
+    );
+    let all = text(&out);
+    assert_ne!(out.code, 2, "{all}");
+    let requests = server.requests();
+    assert!(!requests.is_empty(), "{all}");
+    assert!(
+        requests.iter().all(|r| r
+            .to_ascii_lowercase()
+            .contains("x-forwarded-host: ci-chosen.example")),
+        "{requests:#?}"
+    );
+}
+
+/// Issue 24, item 4: a `.gpulint.yaml` that links to a file outside the repository is refused
+/// (exit 2, naming the link), and no word of the file is shown: the old error quoted its
+/// first key (`unknown key `aws_access_key_id``). `--config` from the command line may name
+/// any file.
+#[test]
+fn a_config_linking_outside_the_repository_is_not_read() {
+    let tmp = repo(&[("sub/app.yaml", MANIFEST)]);
+    let outside = tmp.path().join("credentials");
+    std::fs::write(
+        &outside,
+        "aws_access_key_id: AKIASENTINEL4c1d\naws_secret_access_key: sentinel-secret-9e0f\n",
+    )
+    .expect("write");
+    let ws = tmp.path().join("repo");
+    std::os::unix::fs::symlink("../credentials", ws.join(".gpulint.yaml")).expect("symlink");
+    // Found from the repository's root and from a folder below it (discovery goes up).
+    for args in [&["app.yaml"][..], &["sub/app.yaml"][..], &["sub"][..]] {
+        let out = gpulint_clean(&ws, args, &[]);
+        let all = text(&out);
+        assert_eq!(out.code, 2, "{args:?}: {all}");
+        assert!(
+            all.contains(".gpulint.yaml")
+                && all.contains("outside the repository")
+                && all.contains("gpulint never reads it"),
+            "{all}"
+        );
+        for leaked in [
+            "aws_access_key_id",
+            "AKIASENTINEL4c1d",
+            "sentinel-secret-9e0f",
+        ] {
+            assert!(!all.contains(leaked), "{leaked} leaked:\n{all}");
+        }
+    }
+    // A link inside the repository is a config like any other.
+    std::fs::write(ws.join("real.yaml"), "rules: {QOS001: off}\n").expect("write");
+    std::fs::remove_file(ws.join(".gpulint.yaml")).expect("rm");
+    std::os::unix::fs::symlink("real.yaml", ws.join(".gpulint.yaml")).expect("symlink");
+    let out = gpulint_clean(&ws, &["app.yaml"], &[]);
+    assert_ne!(out.code, 2, "{}", text(&out));
+    // The command line is trusted: --config may name the outside file (its unknown keys are
+    // then the user's own error to see).
+    let out = gpulint_clean(
+        &ws,
+        &["--config", &outside.display().to_string(), "app.yaml"],
+        &[],
+    );
+    let all = text(&out);
+    assert_eq!(out.code, 2, "{all}");
+    assert!(all.contains("unknown key `aws_access_key_id`"), "{all}");
+}
+
+/// Issue 24, item 11: `prometheus.selector` was pasted into the queries, so a pull request could
+/// make the CI's token run its own PromQL. Now it is parsed as label matchers: the injection is
+/// a config error at its line and column, and a real Prometheus receives no query at all.
+#[test]
+fn a_selector_cannot_inject_promql() {
+    use crate::support::prometheus::{tools, Prometheus};
+    let Some(tools) = tools() else { return };
+    let work = tempfile::tempdir().expect("tempdir");
+    let data = work.path().join("data");
+    std::fs::create_dir_all(&data).expect("data");
+    let prom = Prometheus::start(&tools, work.path(), &data, &[], None);
+    let injection = r#"x="y"}[14d]) or label_replace(vector(1), "pwned", "1", "", "") or quantile_over_time(0.99, up{x="y""#;
+    let configs = [
+        (
+            format!("prometheus:\n  selector: '{injection}'\n"),
+            ".gpulint.yaml:2:19",
+        ),
+        (
+            format!("prometheus:\n  selectors:\n  - path: '**'\n    selector: '{injection}'\n"),
+            ".gpulint.yaml:4:21",
+        ),
+    ];
+    for (config, at) in &configs {
+        let tmp = repo(&[(".gpulint.yaml", config)]);
+        let ws = tmp.path().join("repo");
+        for command in [&[][..], &["snapshot", "-o", "usage.json"][..]] {
+            let mut args: Vec<&str> = command.to_vec();
+            args.extend(["--prometheus", &prom.url, "app.yaml"]);
+            let out = gpulint_clean(&ws, &args, &[("GPULINT_PROMETHEUS_TOKEN", TOKEN)]);
+            let all = text(&out);
+            assert_eq!(out.code, 2, "{all}");
+            assert!(
+                all.contains(&format!(
+                    "{at}: `prometheus` selector: not a list of label matchers"
+                )),
+                "{all}"
+            );
+            assert!(!ws.join("usage.json").exists(), "{all}");
+        }
+    }
+    // The command line's selector goes through the same parser (an error, nothing sent).
+    let tmp = repo(&[]);
+    let ws = tmp.path().join("repo");
+    let out = gpulint_clean(
+        &ws,
+        &[
+            "--prometheus",
+            &prom.url,
+            "--prometheus-selector",
+            injection,
+            "app.yaml",
+        ],
+        &[],
+    );
+    let all = text(&out);
+    assert_eq!(out.code, 2, "{all}");
+    assert!(all.contains("not a list of label matchers"), "{all}");
+    assert_eq!(prom.query_requests(), 0, "a query reached Prometheus");
+    // A valid selector still measures (queries are sent).
+    let tmp = repo(&[(
+        ".gpulint.yaml",
+        "prometheus:\n  selector: \"cluster='prod'\"\n",
+    )]);
+    let ws = tmp.path().join("repo");
+    let out = gpulint_clean(&ws, &["--prometheus", &prom.url, "app.yaml"], &[]);
+    assert_ne!(out.code, 2, "{}", text(&out));
+    assert!(prom.query_requests() > 0);
 }

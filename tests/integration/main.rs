@@ -21,6 +21,7 @@ mod helm_prometheus;
 mod hostile_bounds;
 #[cfg(unix)]
 mod hostile_exec;
+mod hostile_markdown;
 mod hostile_secrets;
 #[cfg(unix)]
 mod hostile_writes;

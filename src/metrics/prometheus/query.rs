@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use super::gpu_queries::{self, GpuQuery};
 use super::{PrometheusError, PrometheusOptions};
+use crate::metrics::selector::{promql_string, Selector};
 
 /// Label sets that identify a pod container, plain and dcgm-exporter's `exported_*`.
 const POD_LABELS: &str =
@@ -124,7 +125,7 @@ impl QueryPlan {
         Ok(QueryPlan {
             step: subquery_step(window_secs),
             window,
-            selector: normalize_selector(opts.selector.as_deref()),
+            selector: parse_selector(opts.selector.as_deref())?,
         })
     }
 
@@ -233,28 +234,14 @@ fn join_matchers(parts: &[&str]) -> String {
         .join(",")
 }
 
-/// `cluster="prod"`, `{cluster="prod"}` and `cluster="prod",` all become `cluster="prod"`.
-fn normalize_selector(sel: Option<&str>) -> String {
-    let s = sel.unwrap_or("").trim();
-    let s = s.strip_prefix('{').unwrap_or(s);
-    let s = s.strip_suffix('}').unwrap_or(s);
-    s.trim().trim_matches(',').trim().to_string()
-}
-
-/// A PromQL double-quoted string literal.
-fn promql_string(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '"' => out.push_str("\\\""),
-            '\n' => out.push_str("\\n"),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
+/// The selector as matchers rebuilt from their parsed form (`{cluster="prod",}` becomes
+/// `cluster="prod"`), never the text as given: a selector that is not a list of label
+/// matchers is an error before any query is sent.
+fn parse_selector(sel: Option<&str>) -> Result<String, PrometheusError> {
+    let text = sel.unwrap_or("");
+    Selector::parse(text)
+        .map(|s| s.to_string())
+        .map_err(|e| PrometheusError::Options(format!("selector {text:?}: {e}")))
 }
 
 /// Subquery resolution: about 1000 points over the window, whole minutes, at least 5m (the
@@ -352,10 +339,12 @@ mod tests {
     #[test]
     fn selectors_and_promql_strings() {
         assert_eq!(
-            normalize_selector(Some(" {cluster=\"prod\",} ")),
+            parse_selector(Some(" {cluster=\"prod\",} ")).expect("valid"),
             "cluster=\"prod\""
         );
-        assert_eq!(normalize_selector(None), "");
+        assert_eq!(parse_selector(None).expect("empty"), "");
+        // Pasted text never reaches a query: what is not a matcher list is an error.
+        assert!(parse_selector(Some(r#"x="y"}[14d]) or vector(1) or up{x="y""#)).is_err());
         assert_eq!(promql_string("a\"b\\c"), r#""a\"b\\c""#);
     }
 
