@@ -84,6 +84,10 @@ pub struct PrometheusConfig {
     pub selector: Option<String>,
     /// Per-path selectors: manifests under `clusters/prod/**` are measured with `cluster="prod"`.
     pub path_selectors: Vec<PathSelector>,
+    /// The label that tells the repository's clusters apart in the store (`cluster_label:`,
+    /// default `cluster`, as kube-prometheus-stack's and Thanos' external labels name it): in a
+    /// run of several clusters, each cluster is asked with `<label>="<its name>"`.
+    pub cluster_label: Option<String>,
 }
 
 impl PrometheusConfig {
@@ -266,6 +270,22 @@ fn decode_prometheus(node: &Node) -> Result<PrometheusConfig, DecodeError> {
             }
             config.headers.push((name, decode::string(&e.value)?));
         }
+    }
+    if let Some((label, at)) = f.string_at("cluster_label")? {
+        let valid = label
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && label.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !valid {
+            return Err(DecodeError {
+                offset: at,
+                message: format!(
+                    "`prometheus.cluster_label`: {label:?} is not a label name ([a-zA-Z_][a-zA-Z0-9_]*)"
+                ),
+            });
+        }
+        config.cluster_label = Some(label);
     }
     if let Some(list) = f.seq("selectors")? {
         for item in list {

@@ -327,7 +327,8 @@ impl Linter {
         let mut keys = BTreeSet::new();
         for (index, file) in loaded.files.iter().enumerate() {
             for cluster in loaded.placement.file_clusters(index) {
-                keys.extend(self.file_keys(file, cluster.as_deref()));
+                let ns = self.plain_namespace(&loaded.placement, index, file, cluster.as_deref());
+                keys.extend(self.file_keys(file, ns, cluster.as_deref()));
             }
         }
         for unit in &loaded.units {
@@ -339,13 +340,31 @@ impl Linter {
         keys.into_iter().collect()
     }
 
+    /// The namespace of a plain file's objects that name none, as `cluster` applies it: its
+    /// applier's (Argo CD's `destination.namespace`), else the config's for its path.
+    pub fn plain_namespace<'a>(
+        &'a self,
+        placement: &'a Placement,
+        index: usize,
+        file: &SourceFile,
+        cluster: Option<&str>,
+    ) -> &'a str {
+        placement
+            .file_namespace(index, cluster)
+            .unwrap_or_else(|| self.default_namespace(file))
+    }
+
     /// The metrics identities of a plain file's workloads (none for a file linted through a
-    /// render).
-    pub fn file_keys(&self, file: &SourceFile, cluster: Option<&str>) -> Vec<ContainerKey> {
+    /// render), in namespace `ns` when they name none.
+    pub fn file_keys(
+        &self,
+        file: &SourceFile,
+        ns: &str,
+        cluster: Option<&str>,
+    ) -> Vec<ContainerKey> {
         if file.role != FileRole::Plain {
             return Vec::new();
         }
-        let ns = self.default_namespace(file);
         file.stream
             .documents
             .iter()
@@ -681,7 +700,8 @@ impl Linter {
         let mut findings = Vec::new();
         for cluster in placement.file_clusters(index) {
             let facts = facts.of(cluster.as_deref());
-            findings.extend(self.lint_file_in(facts, index, file, cluster.as_deref()));
+            let ns = self.plain_namespace(placement, index, file, cluster.as_deref());
+            findings.extend(self.lint_file_in(facts, index, file, ns, cluster.as_deref()));
         }
         findings
     }
@@ -692,6 +712,7 @@ impl Linter {
         facts: &RepoFacts,
         index: usize,
         file: &SourceFile,
+        namespace: &str,
         cluster: Option<&str>,
     ) -> Vec<Finding> {
         let comments = suppression_comments(&file.stream.comments);
@@ -708,13 +729,7 @@ impl Linter {
         };
         let mut findings = Vec::new();
         for (document, doc) in file.stream.documents.iter().enumerate() {
-            let cx = self.context(
-                facts,
-                &file.stream.text,
-                document,
-                self.default_namespace(file),
-                cluster,
-            );
+            let cx = self.context(facts, &file.stream.text, document, namespace, cluster);
             let template = templates.get(document).cloned().flatten();
             for object in objects(doc) {
                 let Some(workload) = self.view(object) else {

@@ -60,17 +60,25 @@ pub fn measure(
         .unwrap_or_default();
     let opts = measure::options(request(args)?, defaults).map_err(error)?;
     let selector = |path: &std::path::Path| linter.config.path_selector(path);
-    let mut wanted = Wanted::new(opts.selector.clone());
+    // Several clusters in one store: each asked under its own label value.
+    let cluster_label = loaded.placement.several().then(|| {
+        linter
+            .config
+            .prometheus
+            .as_ref()
+            .and_then(|p| p.cluster_label.clone())
+            .unwrap_or_else(|| "cluster".to_string())
+    });
+    let mut wanted = Wanted::new(opts.selector.clone(), cluster_label);
     for (index, file) in loaded.files.iter().enumerate() {
         let path = match &file.input {
             Input::File(p) => Some(p.as_path()),
             Input::Stdin => None,
         };
         for cluster in loaded.placement.file_clusters(index) {
-            wanted.add(
-                path.and_then(selector),
-                linter.file_keys(file, cluster.as_deref()),
-            );
+            let cluster = cluster.as_deref();
+            let ns = linter.plain_namespace(&loaded.placement, index, file, cluster);
+            wanted.add(path.and_then(selector), linter.file_keys(file, ns, cluster));
         }
     }
     for unit in &loaded.units {

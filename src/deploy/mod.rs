@@ -20,6 +20,8 @@
 //! What no declaration reaches belongs to one implicit cluster (`None`), so a repository without
 //! GitOps declarations is linted exactly as before.
 
+mod argo;
+
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -58,6 +60,9 @@ pub struct Placement {
     pub files: HashMap<usize, Vec<String>>,
     /// Every named cluster of the run.
     pub clusters: BTreeSet<String>,
+    /// The namespace a cluster's applier gives a plain file's objects that name none (Argo CD's
+    /// `destination.namespace`), by (file, cluster).
+    file_namespaces: HashMap<(usize, Option<String>), String>,
     /// What the declarations apply, for the Helm releases placed after the renders.
     deployments: Vec<Deployment>,
     /// The config's clusters with their paths, resolved.
@@ -71,6 +76,14 @@ impl Placement {
             Some(names) if !names.is_empty() => names.iter().cloned().map(Some).collect(),
             _ => vec![None],
         }
+    }
+
+    /// The namespace the applier of `cluster` gives the objects of plain file `index` that name
+    /// none, if it says one.
+    pub fn file_namespace(&self, index: usize, cluster: Option<&str>) -> Option<&str> {
+        self.file_namespaces
+            .get(&(index, cluster.map(str::to_string)))
+            .map(String::as_str)
     }
 
     /// More than one cluster: outputs name each finding's cluster.
@@ -118,7 +131,14 @@ pub fn place(
         .collect();
     let flux = flux_kustomizations(files, &sources, &units);
     let config_maps = config_maps(files, &sources, &units);
-    let deployments = flux_deployments(&flux, &config_maps, &config, root.as_deref(), notes);
+    let mut deployments = flux_deployments(&flux, &config_maps, &config, root.as_deref(), notes);
+    deployments.extend(argo_deployments(
+        files,
+        &sources,
+        &units,
+        root.as_deref(),
+        notes,
+    ));
 
     let mut placement = Placement::default();
     for (name, _) in &config {
@@ -144,7 +164,16 @@ pub fn place(
                 if let Some(c) = &d.cluster {
                     names.insert(c.clone());
                 }
-                if !d.post.is_empty() {
+                if let Some(ns) = &d.post.default_namespace {
+                    placement
+                        .file_namespaces
+                        .insert((i, d.cluster.clone()), ns.clone());
+                }
+                let only_namespace = PostRender {
+                    default_namespace: None,
+                    ..(*d.post).clone()
+                };
+                if !only_namespace.is_empty() {
                     notes.push(format!(
                         "{}: {} applies it with a target namespace, name prefix or substitution gpulint applies to Kustomize roots only; linted as written",
                         file.name, d.by
@@ -392,6 +421,78 @@ fn layout_cluster(file: &Path, root: Option<&Path>) -> Option<String> {
     None
 }
 
+/// The folders Argo CD Applications (and the Applications ApplicationSets generate) send to
+/// their destination cluster; a Helm chart's folder is a release instead (`source::helm`).
+fn argo_deployments(
+    files: &[SourceFile],
+    sources: &[usize],
+    units: &[RenderUnit],
+    root: Option<&Path>,
+    notes: &mut Vec<String>,
+) -> Vec<Deployment> {
+    let path_of = |i: usize| match &files.get(i)?.input {
+        Input::File(p) => Some(normalize(p)),
+        Input::Stdin => None,
+    };
+    let mut declared: Vec<(&Node, PathBuf)> = Vec::new();
+    for &i in sources {
+        let (Some(file), Some(path)) = (files.get(i), path_of(i)) else {
+            continue;
+        };
+        declared.extend(
+            file.stream
+                .documents
+                .iter()
+                .map(|d| (&d.root, path.clone())),
+        );
+    }
+    for unit in units {
+        for object in &unit.objects {
+            let file = object.get("kind").and_then(|k| k.span.source.index());
+            if let Some(path) = file.and_then(path_of) {
+                declared.push((object, path));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (object, file) in declared {
+        // The repository's root, then the folders above the declaration, outermost first.
+        let mut roots: Vec<PathBuf> = root.map(Path::to_path_buf).into_iter().collect();
+        let mut above: Vec<PathBuf> = file
+            .ancestors()
+            .skip(1)
+            .take_while(|a| root.is_none_or(|r| a.starts_with(r) && *a != r))
+            .map(Path::to_path_buf)
+            .collect();
+        above.reverse();
+        roots.extend(above);
+        for app in argo::applications(object, &roots, notes) {
+            let Some(path) = source_folder(&file, &app.path, root) else {
+                notes.push(format!(
+                    "{} in {}: path {:?} is not a folder of this repository: not followed",
+                    app.by,
+                    display_path(&file),
+                    app.path
+                ));
+                continue;
+            };
+            if crate::source::helm::is_chart(&path) {
+                continue;
+            }
+            out.push(Deployment {
+                cluster: app.cluster,
+                path,
+                post: Arc::new(PostRender {
+                    default_namespace: app.namespace,
+                    ..PostRender::default()
+                }),
+                by: app.by,
+            });
+        }
+    }
+    out
+}
+
 /// The folder a Kustomization's `spec.path` names: relative to the root of its source (this
 /// repository). The repository linted may hold the GitOps tree in a folder of its own
 /// (`deploy/` with `deploy/clusters/prod/…`), so the outermost folder above the declaring file
@@ -544,6 +645,7 @@ fn flux_deployments(
         let substitute = substitution(f.object, ns, &visible, &by, notes);
         let post = PostRender {
             namespace: tagged(&["spec", "targetNamespace"]),
+            default_namespace: None,
             name_prefix: tagged(&["spec", "namePrefix"]),
             name_suffix: tagged(&["spec", "nameSuffix"]),
             substitute,

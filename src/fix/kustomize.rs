@@ -267,6 +267,28 @@ impl<'r> KustomizeTarget<'r> {
         over_variable || copies_value
     }
 
+    /// The object an overlay patch addresses: as the root renders it, before what its applier
+    /// adds (Flux's target namespace and name prefix, Argo CD's namespace), which the patch,
+    /// applied inside the root, never sees. The applier changes no object's place in the list.
+    fn addressed(&self, document: usize) -> Result<Node, FixError> {
+        if self.unit.post.is_empty() {
+            return self
+                .objects
+                .get(document)
+                .cloned()
+                .ok_or(FixError::Inconsistent("object not found"));
+        }
+        let settings = &self.linter.render;
+        let sources = RunSources::new(&self.files, HashMap::new(), settings.boundary.clone());
+        let rendered = render_root(&self.unit.dir, &sources, settings)
+            .map_err(|e| FixError::OverlayDoesNotRender(e.message))?;
+        rendered
+            .objects
+            .into_iter()
+            .nth(document)
+            .ok_or(FixError::Inconsistent("object not found"))
+    }
+
     fn attempt(&self, fixes: &[(&Finding, Mode)]) -> Result<Attempt, FixError> {
         let outcome = self.outcome(fixes)?;
         self.verify(fixes, outcome)
@@ -352,10 +374,7 @@ impl<'r> KustomizeTarget<'r> {
             .ok_or(FixError::KustomizationEmpty)?;
         let mut entries = Vec::new();
         for (&document, changes) in patched {
-            let object = self
-                .objects
-                .get(document)
-                .ok_or(FixError::Inconsistent("object not found"))?;
+            let object = &self.addressed(document)?;
             let (base, kind, name) = patch_stem(object, &root)?;
             // An earlier fix's patch of this object, applied by this overlay: extend it.
             let own = dir.join(format!("{base}.yaml"));

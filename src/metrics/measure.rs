@@ -128,28 +128,45 @@ pub fn options(
     Ok(opts)
 }
 
-/// The containers to measure, grouped by the selector they are measured with: a path's own
-/// selector (the config's `path_selectors` split a multi-cluster repository), else the run's.
+/// The containers to measure, grouped by the cluster they run in and the selector they are
+/// measured with: a path's own selector (the config's `path_selectors`), else, in a run of
+/// several clusters, the run's selector with `<cluster_label>="<cluster>"`, else the run's.
+/// Each group's figures are named with its cluster and never merged with another's.
 pub struct Wanted {
     default_selector: Option<String>,
-    groups: BTreeMap<Option<String>, Vec<ContainerKey>>,
+    /// Set in a run of several clusters: the label that tells them apart in the store.
+    cluster_label: Option<String>,
+    groups: BTreeMap<(Option<String>, Option<String>), Vec<ContainerKey>>,
 }
 
 impl Wanted {
-    /// An empty set; `default_selector` is the run's (`PrometheusOptions::selector`).
-    pub fn new(default_selector: Option<String>) -> Wanted {
+    /// An empty set; `default_selector` is the run's (`PrometheusOptions::selector`);
+    /// `cluster_label` is given when the run names several clusters.
+    pub fn new(default_selector: Option<String>, cluster_label: Option<String>) -> Wanted {
         Wanted {
             default_selector,
+            cluster_label,
             groups: BTreeMap::new(),
         }
     }
 
-    /// Adds the containers of one input, under its path's selector if it has one.
+    /// Adds the containers of one input, under its path's selector if it has one, else its
+    /// cluster's.
     pub fn add(&mut self, path_selector: Option<&str>, keys: Vec<ContainerKey>) {
-        let selector = path_selector
-            .map(str::to_string)
-            .or_else(|| self.default_selector.clone());
-        self.groups.entry(selector).or_default().extend(keys);
+        for key in keys {
+            let cluster = key.cluster.clone().filter(|_| self.cluster_label.is_some());
+            let selector = match (path_selector, &cluster, &self.cluster_label) {
+                (Some(s), _, _) => Some(s.to_string()),
+                (None, Some(c), Some(label)) => {
+                    Some(with_cluster(self.default_selector.as_deref(), label, c))
+                }
+                _ => self.default_selector.clone(),
+            };
+            self.groups
+                .entry((cluster, selector))
+                .or_default()
+                .push(key);
+        }
     }
 
     /// How many containers, over every group.
@@ -194,8 +211,25 @@ impl Measured {
     }
 }
 
-/// Queries Prometheus for `wanted`, one round of the fixed queries per selector, and merges the
-/// answers. `warn` gets each warning Prometheus returns, as it arrives.
+/// `selector` (a run's, already checked) with one more matcher, `label="cluster"`, rebuilt from
+/// the parsed form: the cluster's name is the repository's, and is quoted, never pasted.
+fn with_cluster(selector: Option<&str>, label: &str, cluster: &str) -> String {
+    use crate::metrics::selector::{MatchOp, Matcher, Selector};
+    let mut parsed = selector
+        .and_then(|s| Selector::parse(s).ok())
+        .unwrap_or_default();
+    parsed.0.retain(|m| m.name != label);
+    parsed.0.push(Matcher {
+        name: label.to_string(),
+        op: MatchOp::Equal,
+        value: cluster.to_string(),
+    });
+    parsed.to_string()
+}
+
+/// Queries Prometheus for `wanted`, one round of the fixed queries per (cluster, selector), and
+/// gathers the answers: a cluster's figures and nodes are named with it. `warn` gets each
+/// warning Prometheus returns, as it arrives.
 pub fn measure(
     opts: &PrometheusOptions,
     wanted: Wanted,
@@ -203,18 +237,21 @@ pub fn measure(
 ) -> Result<Measured, MeasureError> {
     let mut usage: Option<UsageSet> = None;
     let (mut missing, mut requests) = (0, 0);
-    for (selector, keys) in wanted.groups {
+    for ((cluster, selector), keys) in wanted.groups {
         let mut group_opts = opts.clone();
         group_opts.selector = selector;
-        let collected = prometheus::collect(&group_opts, &keys)?;
+        let mut collected = prometheus::collect(&group_opts, &keys)?;
         for w in &collected.warnings {
             warn(w);
         }
         missing += collected.missing.len();
         requests += collected.requests;
+        if let Some(c) = &cluster {
+            collected.usage.label(c);
+        }
         match &mut usage {
             None => usage = Some(collected.usage),
-            Some(all) => all.containers.extend(collected.usage.containers),
+            Some(all) => all.merge(collected.usage),
         }
     }
     Ok(Measured {
@@ -420,7 +457,7 @@ mod tests {
 
     #[test]
     fn wanted_groups_by_path_selector_then_the_run_selector() {
-        let mut wanted = Wanted::new(Some(r#"cluster="all""#.into()));
+        let mut wanted = Wanted::new(Some(r#"cluster="all""#.into()), None);
         assert!(wanted.is_empty());
         wanted.add(None, vec![key("a")]);
         wanted.add(Some(r#"cluster="prod""#), vec![key("b"), key("c")]);
@@ -428,21 +465,54 @@ mod tests {
         assert_eq!(wanted.len(), 4);
         assert_eq!(wanted.selectors(), 2);
         assert_eq!(
-            wanted.groups.get(&Some(r#"cluster="all""#.to_string())),
+            wanted
+                .groups
+                .get(&(None, Some(r#"cluster="all""#.to_string()))),
             Some(&vec![key("a"), key("d")])
         );
 
-        let mut unscoped = Wanted::new(None);
+        let mut unscoped = Wanted::new(None, None);
         unscoped.add(None, vec![key("a")]);
         unscoped.add(Some(r#"cluster="prod""#), vec![key("b")]);
         assert_eq!(unscoped.selectors(), 2);
-        assert_eq!(unscoped.groups.get(&None), Some(&vec![key("a")]));
+        assert_eq!(unscoped.groups.get(&(None, None)), Some(&vec![key("a")]));
+    }
+
+    #[test]
+    fn several_clusters_are_asked_apart_under_their_label() {
+        let in_cluster = |c: &str, name: &str| ContainerKey {
+            cluster: Some(c.into()),
+            ..key(name)
+        };
+        let mut wanted = Wanted::new(Some(r#"env="ml""#.into()), Some("k8s_cluster".into()));
+        wanted.add(
+            None,
+            vec![in_cluster("prod", "a"), in_cluster("staging", "a")],
+        );
+        // A path's own selector wins; its figures are still the cluster's.
+        wanted.add(Some(r#"region="eu""#), vec![in_cluster("prod", "b")]);
+        // A cluster name is quoted, never pasted.
+        wanted.add(None, vec![in_cluster(r#"x"}[1d]) or vector(1"#, "c")]);
+        let groups: Vec<(Option<String>, Option<String>)> = wanted.groups.keys().cloned().collect();
+        let g = |c: &str, s: &str| (Some(c.to_string()), Some(s.to_string()));
+        assert_eq!(
+            groups,
+            [
+                g("prod", r#"env="ml",k8s_cluster="prod""#),
+                g("prod", r#"region="eu""#),
+                g("staging", r#"env="ml",k8s_cluster="staging""#),
+                g(
+                    r#"x"}[1d]) or vector(1"#,
+                    r#"env="ml",k8s_cluster="x\"}[1d]) or vector(1""#
+                ),
+            ]
+        );
     }
 
     #[test]
     fn nothing_wanted_sends_nothing() {
         let opts = options(request(), QueryDefaults::default()).expect("options");
-        let measured = measure(&opts, Wanted::new(None), |_| {}).expect("no queries");
+        let measured = measure(&opts, Wanted::new(None, None), |_| {}).expect("no queries");
         assert_eq!(measured.requests, 0);
         assert_eq!(measured.missing, 0);
         assert!(measured.usage.containers.is_empty());

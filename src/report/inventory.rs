@@ -304,8 +304,8 @@ pub fn workloads(
         if file.role != FileRole::Plain {
             continue;
         }
-        let namespace = linter.default_namespace(file);
         for cluster in deployed.file_clusters(index) {
+            let namespace = linter.plain_namespace(deployed, index, file, cluster.as_deref());
             for doc in &file.stream.documents {
                 let placement = Placement::Origins(file);
                 push(&doc.root, placement, namespace, None, cluster.as_deref());

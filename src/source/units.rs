@@ -48,6 +48,8 @@ pub struct RenderUnit {
 #[derive(Clone, Debug, Default)]
 pub struct PostRender {
     pub namespace: Option<Node>,
+    /// The namespace of the objects that name none (Argo CD's `destination.namespace`).
+    pub default_namespace: Option<String>,
     pub name_prefix: Option<Node>,
     pub name_suffix: Option<Node>,
     pub substitute: Option<crate::source::substitute::Substitution>,
@@ -56,6 +58,7 @@ pub struct PostRender {
 impl PostRender {
     pub fn is_empty(&self) -> bool {
         self.namespace.is_none()
+            && self.default_namespace.is_none()
             && self.name_prefix.is_none()
             && self.name_suffix.is_none()
             && self.substitute.is_none()
@@ -75,6 +78,9 @@ impl PostRender {
             self.name_prefix.as_ref(),
             self.name_suffix.as_ref(),
         );
+        if let Some(ns) = &self.default_namespace {
+            kustomize::default_namespace(objects, ns);
+        }
         if let Some(sub) = &self.substitute {
             for (i, object) in objects.iter_mut().enumerate() {
                 if sub.apply(object) {

@@ -689,3 +689,301 @@ fn a_named_file_reports_what_it_holds_and_what_its_change_causes() {
         "{whole:?}"
     );
 }
+
+/// Two days of the same Deployment (`ml-inference/vllm-qwen3-32b`, same pod names) in two
+/// clusters told apart by a `cluster` label, with each cluster's nodes: prod's pod uses
+/// 70–77Gi, staging's 18–21Gi.
+fn two_cluster_metrics(dir: &Path) -> Vec<PathBuf> {
+    use crate::support::openmetrics::{labels, OpenMetrics};
+    const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    let end = (now - 600) / 600 * 600;
+    let start = end - 2 * 86_400;
+    let every = |step: usize| (start..=end).step_by(step);
+    let (ns, rs, pod) = (
+        "ml-inference",
+        "vllm-qwen3-32b-6d9f",
+        "vllm-qwen3-32b-6d9f-x1",
+    );
+    let mut om = OpenMetrics::new();
+    for (cluster, base, node, product) in [
+        ("prod", 70.0, "h100-a", "NVIDIA-H100-80GB-HBM3"),
+        ("staging", 18.0, "l40s-a", "NVIDIA-L40S"),
+    ] {
+        let l = |pairs: &[(&str, &str)]| {
+            let mut all = vec![("cluster", cluster)];
+            all.extend_from_slice(pairs);
+            labels(&all)
+        };
+        om.add(
+            "kube_pod_owner",
+            &l(&[
+                ("namespace", ns),
+                ("pod", pod),
+                ("uid", "uid-1"),
+                ("owner_kind", "ReplicaSet"),
+                ("owner_name", rs),
+                ("owner_is_controller", "true"),
+            ]),
+            every(300).map(|t| (t, 1.0)),
+        );
+        om.add(
+            "kube_replicaset_owner",
+            &l(&[
+                ("namespace", ns),
+                ("replicaset", rs),
+                ("owner_kind", "Deployment"),
+                ("owner_name", "vllm-qwen3-32b"),
+                ("owner_is_controller", "true"),
+            ]),
+            every(300).map(|t| (t, 1.0)),
+        );
+        let cadvisor = l(&[
+            ("namespace", ns),
+            ("pod", pod),
+            ("container", "vllm"),
+            ("node", node),
+        ]);
+        om.add(
+            "container_memory_working_set_bytes",
+            &cadvisor,
+            every(300).map(|t| (t, base * GIB + ((t / 300) % 4) as f64 * GIB)),
+        );
+        om.add(
+            "container_cpu_usage_seconds_total",
+            &cadvisor,
+            every(120).map(|t| (t, 1000.0 + 3.0 * (t - start) as f64)),
+        );
+        om.add(
+            "kube_pod_container_status_restarts_total",
+            &l(&[
+                ("namespace", ns),
+                ("pod", pod),
+                ("uid", "uid-1"),
+                ("container", "vllm"),
+            ]),
+            every(300).map(|t| (t, 0.0)),
+        );
+        for (resource, unit, value) in [
+            ("cpu", "core", 96.0),
+            ("memory", "byte", 1024.0 * GIB),
+            ("nvidia_com_gpu", "integer", 8.0),
+        ] {
+            om.add(
+                "kube_node_status_allocatable",
+                &l(&[("node", node), ("resource", resource), ("unit", unit)]),
+                every(300).map(|t| (t, value)),
+            );
+        }
+        om.add(
+            "kube_node_labels",
+            &l(&[("node", node), ("label_nvidia_com_gpu_product", product)]),
+            every(300).map(|t| (t, 1.0)),
+        );
+    }
+    om.write_daily(dir)
+}
+
+#[test]
+fn live_mode_asks_each_cluster_apart_and_the_snapshot_names_them() {
+    use crate::support::prometheus::{backfill, tools, Prometheus};
+    let Some(tools) = tools() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let om = tmp.path().join("om");
+    std::fs::create_dir_all(&om).unwrap();
+    let files = two_cluster_metrics(&om);
+    let data = tmp.path().join("data");
+    backfill(&tools, &files, &data);
+    let work = tmp.path().join("prom");
+    std::fs::create_dir_all(&work).unwrap();
+    let prom = Prometheus::start(&tools, &work, &data, &[], None);
+    let (_keep, root) = fixture();
+    // No snapshots: the store is asked, once per cluster, under `cluster="<name>"`.
+    std::fs::write(root.join(".gpulint.yaml"), "prometheus:\n  window: 2d\n").unwrap();
+    let (_, report, stderr) = lint_json(&root, &[".", "--prometheus", &prom.url]);
+    let memory: Vec<(String, String)> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["object"]["name"] == "vllm-qwen3-32b")
+        .filter_map(|f| {
+            let m = f["recommended"]["memory"].as_str()?;
+            Some((f["cluster"].as_str()?.to_string(), m.to_string()))
+        })
+        .collect();
+    let gib = |q: &str| q.trim_end_matches("Gi").parse::<f64>().unwrap_or(f64::NAN);
+    let of = |c: &str| {
+        memory
+            .iter()
+            .find(|(cluster, _)| cluster == c)
+            .map(|(_, m)| gib(m))
+            .unwrap_or_else(|| panic!("no {c} memory finding: {memory:?}\n{stderr}"))
+    };
+    // Each cluster's own figures: prod needs more than its 80Gi, staging far less than 48Gi.
+    assert!(of("prod") > 80.0, "{memory:?}");
+    assert!(of("staging") < 30.0, "{memory:?}");
+    // `gpulint snapshot` writes each cluster's figures and nodes, named.
+    let (code, stdout, stderr) =
+        output(
+            gpulint()
+                .current_dir(&root)
+                .args(["snapshot", ".", "--prometheus", &prom.url]),
+        );
+    assert_eq!(code, 0, "{stderr}");
+    let snapshot: Value = serde_json::from_str(&stdout).expect("snapshot JSON");
+    let p99 = |c: &str| {
+        snapshot["containers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["cluster"] == c && e["name"] == "vllm-qwen3-32b")
+            .and_then(|e| e["memory_bytes"]["p99"].as_f64())
+            .unwrap_or_else(|| panic!("no {c} entry: {snapshot}"))
+    };
+    assert!(p99("prod") > 70.0 * 1024f64.powi(3) && p99("staging") < 22.0 * 1024f64.powi(3));
+    let nodes: Vec<(String, String)> = snapshot["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| {
+            (
+                n["cluster"].as_str().unwrap_or("-").to_string(),
+                n["name"].as_str().unwrap_or("-").to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        nodes,
+        [
+            ("prod".to_string(), "h100-a".to_string()),
+            ("staging".to_string(), "l40s-a".to_string())
+        ]
+    );
+    // And linting against that snapshot gives the live verdicts.
+    std::fs::write(root.join("snap.json"), &stdout).unwrap();
+    let (_, from_snapshot, _) = lint_json(&root, &[".", "--metrics", "snap.json"]);
+    assert_eq!(findings(&from_snapshot), findings(&report));
+}
+
+#[test]
+fn argo_cd_application_sets_name_the_clusters_and_namespaces() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let root = tmp.path().join("repo");
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/gitops/argo-appset"),
+        &root,
+    );
+    let (_, report, stderr) = lint_json(&root, &["."]);
+    let mut got: Vec<(String, String, String, String)> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            let s = |v: &Value| v.as_str().unwrap_or_default().to_string();
+            (
+                s(&f["rule"]),
+                s(&f["cluster"]),
+                s(&f["object"]["namespace"]),
+                s(&f["object"]["name"]),
+            )
+        })
+        .collect();
+    got.sort();
+    let t = |r: &str, c: &str, ns: &str, n: &str| {
+        (r.to_string(), c.to_string(), ns.to_string(), n.to_string())
+    };
+    // The overlays' Applications put `embeddings` (which names no namespace) in the
+    // Application's namespace, in the cluster the overlay's folder names; the matrix puts
+    // `gpu-smoke` on both clusters, in `ml`; each is judged with its cluster's figures.
+    assert_eq!(
+        got,
+        [
+            t("MEM001", "prod", "embeddings", "embeddings"),
+            t("MEM001", "staging", "ml", "gpu-smoke"),
+            t("MEM002", "prod", "ml", "gpu-smoke"),
+            t("MEM002", "staging", "embeddings", "embeddings"),
+        ],
+        "{stderr}"
+    );
+    // Fixes: each overlay its own value; the folder both clusters sync takes none.
+    let (code, stdout, stderr) = output(gpulint().current_dir(&root).args([".", "--fix"]));
+    assert_eq!(code, 1, "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("clusters prod, staging apply this file and each has its own measurements"),
+        "{stderr}"
+    );
+    let prod = kustomize(&root, "apps/embeddings/overlays/prod");
+    let staging = kustomize(&root, "apps/embeddings/overlays/staging");
+    assert_eq!(rendered_field(&prod, "tei", "memory"), "13Gi");
+    assert_eq!(rendered_field(&staging, "tei", "memory"), "3712Mi");
+    let smoke = std::fs::read_to_string(root.join("shared/gpu-smoke/deployment.yaml")).unwrap();
+    assert!(smoke.contains("memory: 4Gi"), "{smoke}");
+}
+
+#[test]
+fn a_flux_target_namespace_names_the_objects_and_the_fix_addresses_the_root() {
+    let (_tmp, root) = fixture();
+    // staging's Kustomization moves every object to `ml-staging`; its snapshot knows them there.
+    edit(
+        &root,
+        "clusters/staging/apps.yaml",
+        "  path: ./apps/staging\n",
+        "  path: ./apps/staging\n  targetNamespace: ml-staging\n",
+    );
+    let path = root.join("metrics/staging.json");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let text = text
+        .replace(
+            "\"namespace\": \"ml-inference\"",
+            "\"namespace\": \"ml-staging\"",
+        )
+        .replace(
+            "\"namespace\": \"training\"",
+            "\"namespace\": \"ml-staging\"",
+        );
+    std::fs::write(&path, text).unwrap();
+    let staging: Vec<(String, String, String)> = {
+        let (_, report, stderr) = lint_json(&root, &["."]);
+        report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["cluster"] == "staging")
+            .map(|f| {
+                let s = |v: &Value| v.as_str().unwrap_or_default().to_string();
+                (
+                    s(&f["rule"]),
+                    s(&f["object"]["namespace"]),
+                    s(&f["message"]),
+                )
+            })
+            .inspect(|(_, _, m)| assert!(!m.is_empty(), "{stderr}"))
+            .collect()
+    };
+    let rules: Vec<(&str, &str)> = staging
+        .iter()
+        .map(|(r, ns, _)| (r.as_str(), ns.as_str()))
+        .collect();
+    // The trainer moved too: its LocalQueue is still in `training` (KUE002, as Flux would leave
+    // it suspended).
+    assert_eq!(
+        rules,
+        [
+            ("KUE002", "ml-staging"),
+            ("CPU001", "ml-staging"),
+            ("MEM002", "ml-staging")
+        ]
+    );
+    // The staging patch gpulint writes addresses the Deployment as apps/staging renders it
+    // (Flux adds the namespace after), so kustomize applies it.
+    let (code, stdout, stderr) =
+        output(gpulint().current_dir(&root).args(["apps/staging", "--fix"]));
+    assert!(code == 0 || code == 1, "{stdout}\n{stderr}");
+    assert!(!stderr.contains("not fixed"), "{stderr}");
+    let staging = kustomize(&root, "apps/staging");
+    assert_eq!(rendered_field(&staging, "vllm", "cpu"), "3700m");
+    assert_eq!(rendered_field(&staging, "vllm", "memory"), "25Gi");
+}

@@ -107,6 +107,24 @@ impl<'a> ChartIndex<'a> {
     }
 }
 
+/// The address Argo CD calls `in-cluster`: the cluster it runs in.
+const IN_CLUSTER: &str = "https://kubernetes.default.svc";
+
+/// The cluster an Argo CD Application's destination names: `name`, else `server`
+/// (`in-cluster` for the API server's own address).
+pub fn argo_destination(spec: &Node) -> Option<String> {
+    let dest = spec.get("destination")?;
+    if let Some(name) = dest.get_str("name").filter(|n| !n.is_empty()) {
+        return Some(name.to_string());
+    }
+    let server = dest.get_str("server").filter(|s| !s.is_empty())?;
+    Some(if server.trim_end_matches('/') == IN_CLUSTER {
+        "in-cluster".to_string()
+    } else {
+        server.to_string()
+    })
+}
+
 fn str_at<'n>(node: &'n Node, keys: &[&str]) -> Option<&'n str> {
     node.get_path(keys)?.text()
 }
@@ -218,9 +236,7 @@ fn argo_releases(
     let Some(spec) = root.get("spec") else { return };
     let app_name = root.get_path(&["metadata", "name"]).and_then(Node::text);
     let namespace = str_at(spec, &["destination", "namespace"]).unwrap_or("default");
-    let destination = str_at(spec, &["destination", "name"])
-        .or_else(|| str_at(spec, &["destination", "server"]))
-        .map(str::to_string);
+    let destination = argo_destination(spec);
     let mut sources: Vec<&Node> = Vec::new();
     if let Some(s) = spec.get("source").filter(|s| s.as_map().is_some()) {
         sources.push(s);

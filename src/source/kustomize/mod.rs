@@ -293,6 +293,36 @@ pub fn transform_rendered(
     *objects = acc.into_iter().map(|r| r.node).collect();
 }
 
+/// Puts `namespace` on the namespaced objects that name none, as an applier does with the
+/// objects it is given (Argo CD's `destination.namespace`); the node is made up (no file).
+pub fn default_namespace(objects: &mut [Node], namespace: &str) {
+    use crate::source::yaml::{Entry, ScalarKind, Value};
+    for object in objects.iter_mut() {
+        if transform::cluster_scoped(object) {
+            continue;
+        }
+        let Some(Entry {
+            value: metadata, ..
+        }) = (match &mut object.value {
+            Value::Map(entries) => entries
+                .iter_mut()
+                .find(|e| e.key.text() == Some("metadata")),
+            _ => None,
+        })
+        else {
+            continue;
+        };
+        if let Value::Map(fields) = &mut metadata.value {
+            if !fields.iter().any(|e| e.key.text() == Some("namespace")) {
+                fields.push(Entry {
+                    key: Node::scalar("namespace", ScalarKind::Str),
+                    value: Node::scalar(namespace, ScalarKind::Str),
+                });
+            }
+        }
+    }
+}
+
 /// Absolute (via `std::path::absolute`) with `.` and `..` removed lexically.
 pub fn normalize(path: &Path) -> PathBuf {
     let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
