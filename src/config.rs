@@ -42,8 +42,6 @@ pub struct Config {
     pub gpu_device_classes: Vec<String>,
     pub workloads: Vec<KindEntry>,
     pub kueue_required: bool,
-    /// `kustomize: {load_restrictor: root-only|none}`: which files a kustomization may read.
-    pub load_restrictor: Option<crate::source::kustomize::LoadRestrictor>,
     pub ignore: Vec<IgnoreEntry>,
     /// Thresholds of the recommendation and the measured rules (`policy:`).
     pub policy: Policy,
@@ -357,13 +355,26 @@ impl Config {
         }
         if let Some(kustomize) = fields.take("kustomize") {
             let mut k = Fields::new(kustomize, "`kustomize`")?;
+            // `root-only` (the default) is accepted; `none` widens what a render reads, which
+            // only the command line may do.
             if let Some((value, at)) = k.string_at("load_restrictor")? {
-                config.load_restrictor = Some(parse_load_restrictor(&value).ok_or(DecodeError {
-                    offset: at,
-                    message: format!(
-                        "`kustomize.load_restrictor`: expected `root-only` or `none`, found {value:?}"
-                    ),
-                })?);
+                match parse_load_restrictor(&value) {
+                    Some(crate::source::kustomize::LoadRestrictor::RootOnly) => {}
+                    Some(crate::source::kustomize::LoadRestrictor::None) => {
+                        return Err(DecodeError {
+                            offset: at,
+                            message: "`kustomize.load_restrictor: none` is not read from a repository file (it widens what a render reads): pass `--load-restrictor none`".into(),
+                        })
+                    }
+                    None => {
+                        return Err(DecodeError {
+                            offset: at,
+                            message: format!(
+                                "`kustomize.load_restrictor`: expected `root-only`, found {value:?} (`none` is the command line's `--load-restrictor none`)"
+                            ),
+                        })
+                    }
+                }
             }
             k.finish()?;
         }

@@ -21,7 +21,7 @@ pub fn render(args: &RenderArgs) -> Outcome {
         helm: args.helm.clone(),
     };
     let config = load_config(&common)?;
-    let settings = render_settings(&config, &common);
+    let settings = render_settings(&common);
     if gpulint::source::helm::is_chart(&args.dir) {
         return render_chart(&args.dir, config, &common, &settings);
     }

@@ -37,19 +37,18 @@ pub fn load_config(common: &CommonArgs) -> Result<Config, Failure> {
 /// as the boundary of what renders may read.
 pub fn linter_for(config: Config, selection: Selection, common: &CommonArgs) -> Linter {
     let mut linter = Linter::new(config, selection);
-    linter.render = render_settings(&linter.config, common);
+    linter.render = render_settings(common);
     // Only the command line and the environment name the program (never a repository file).
     linter.helm = gpulint::source::helm::HelmEngine::find(common.helm.as_deref());
     linter
 }
 
-/// The load restrictor (the flag, else the config's), the repository of the first path as
+/// The load restrictor (the flag only: the config may not widen what a render reads), the repository of the first path as
 /// the boundary of every read, and the object cap of a render (the flag only).
-pub fn render_settings(config: &Config, common: &CommonArgs) -> RenderSettings {
+pub fn render_settings(common: &CommonArgs) -> RenderSettings {
     let load_restrictor = match common.load_restrictor {
-        Some(LoadRestrictorArg::RootOnly) => LoadRestrictor::RootOnly,
         Some(LoadRestrictorArg::None) => LoadRestrictor::None,
-        None => config.load_restrictor.unwrap_or_default(),
+        Some(LoadRestrictorArg::RootOnly) | None => LoadRestrictor::RootOnly,
     };
     let boundary = Some(normalize(&gpulint::source::repo::repository_of(
         &first_path(&common.paths),

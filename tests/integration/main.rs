@@ -21,6 +21,8 @@ mod helm_prometheus;
 mod hostile_bounds;
 #[cfg(unix)]
 mod hostile_exec;
+#[cfg(unix)]
+mod hostile_kustomize;
 mod hostile_secrets;
 #[cfg(unix)]
 mod hostile_writes;

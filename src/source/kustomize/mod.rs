@@ -29,6 +29,7 @@ mod replace;
 mod select;
 mod smp;
 mod transform;
+mod vet;
 
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
