@@ -182,7 +182,9 @@ fn is_dns1123_label(s: &str) -> bool {
         && bytes.last().is_some_and(alnum)
 }
 
-fn is_dns1123_subdomain(s: &str) -> bool {
+/// Whether `s` is a DNS-1123 subdomain (what Kubernetes allows as most objects' names):
+/// lowercase letters, digits, '-' and '.', at most 253 characters; never a `/`.
+pub fn is_dns1123_subdomain(s: &str) -> bool {
     s.len() <= 253 && s.split('.').all(is_dns1123_label)
 }
 
