@@ -399,9 +399,13 @@ impl Config {
         if let Some(list) = fields.seq("charts")? {
             for item in list {
                 let mut f = Fields::new(item, "`charts` entry")?;
-                let path = f.string("path")?.ok_or_else(|| DecodeError {
+                let (path, path_at) = f.string_at("path")?.ok_or_else(|| DecodeError {
                     offset: item.span.start(),
                     message: "`charts` entry: missing required key `path`".into(),
+                })?;
+                check_chart_path(config.path.as_deref(), &path).map_err(|message| DecodeError {
+                    offset: path_at,
+                    message,
                 })?;
                 let release = f.string_at("release")?;
                 let namespace = f.string_at("namespace")?;
@@ -658,6 +662,32 @@ impl Config {
             .and_then(|s| s.severity)
             .unwrap_or(info.severity)
     }
+}
+
+/// A `charts:` entry's `path` (relative to the repository root) must be a folder inside the
+/// repository, symlinks followed: Helm is never handed a chart from elsewhere.
+fn check_chart_path(config: Option<&Path>, written: &str) -> Result<(), String> {
+    let folder = match config.and_then(Path::parent) {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let root = crate::source::kustomize::normalize(&crate::source::repo::repository_of(&folder));
+    let path = crate::source::kustomize::normalize(&root.join(written.trim_start_matches('/')));
+    let outside = |how: String| {
+        Err(format!(
+            "`charts` entry: chart path {written} {how}, outside the repository ({}): not rendered (Helm is never handed a folder outside it)",
+            root.display()
+        ))
+    };
+    if !path.starts_with(&root) {
+        return outside(format!("is {}", path.display()));
+    }
+    if let Ok(real) = std::fs::canonicalize(&path) {
+        if !real.starts_with(&root) {
+            return outside(format!("resolves to {}", real.display()));
+        }
+    }
+    Ok(())
 }
 
 /// A `charts:` values file (relative to the repository root): never outside the repository,

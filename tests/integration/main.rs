@@ -20,6 +20,8 @@ mod helm_lint;
 mod helm_prometheus;
 mod hostile_bounds;
 #[cfg(unix)]
+mod hostile_charts;
+#[cfg(unix)]
 mod hostile_exec;
 #[cfg(unix)]
 mod hostile_kustomize;
