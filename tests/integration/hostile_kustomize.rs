@@ -468,3 +468,33 @@ fn kustomize_runs_root_only_with_no_proxy_no_plugin_home_no_git_transport_and_an
         all(&out)
     );
 }
+
+/// Issue 24: a transform of the fallback that changes a container field (`images:`) left the
+/// pod spec and its container with the same made-up span, and the container was taken for
+/// the pod spec seen twice: the workload vanished from the lint and the inventory, silently.
+#[test]
+fn a_workload_the_fallback_transformed_is_still_linted() {
+    kubectl();
+    let s = Scene::new();
+    s.write(
+        "app/deploy.yaml",
+        &DEPLOY.replace(
+            "limits: {nvidia.com/gpu: 1}",
+            "requests: {nvidia.com/gpu: 2}\n          limits: {nvidia.com/gpu: 1}",
+        ),
+    );
+    s.write(
+        "app/kustomization.yaml",
+        &format!("{FALLBACK}resources: [deploy.yaml]\nimages:\n- name: registry.example/app\n  newTag: \"2\"\n"),
+    );
+    let out = run(&s.repo(), &["--format", "json", "app"], &[]);
+    assert_eq!(out.code, 1, "{}", all(&out));
+    assert!(
+        out.stdout.contains("\"rule\": \"GPU002\"") && out.stdout.contains("app/deploy.yaml"),
+        "{}",
+        all(&out)
+    );
+    let out = run(&s.repo(), &["inventory", "--format", "csv", "app"], &[]);
+    assert_eq!(out.code, 0, "{}", all(&out));
+    assert!(out.stdout.contains(",Deployment,app,"), "{}", all(&out));
+}
