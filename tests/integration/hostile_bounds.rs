@@ -163,3 +163,40 @@ fn control_characters_in_names_are_escaped_in_every_output() {
         );
     }
 }
+
+/// Issue 24: a chain of 6,000 kustomizations (`k/i` includes `../i+1`) overflowed the stack
+/// (SIGABRT). Nesting is capped: an error at the entry that goes too deep, within seconds.
+#[test]
+fn a_deep_kustomize_chain_is_an_error_not_a_stack_overflow() {
+    let repo = tempfile::tempdir().unwrap();
+    let root = repo.path();
+    let n = 6000;
+    for i in 0..n - 1 {
+        write(
+            &root.join(format!("k/{i}/kustomization.yaml")),
+            &format!("resources:\n- ../{}\n", i + 1),
+        );
+    }
+    write(
+        &root.join(format!("k/{}/kustomization.yaml", n - 1)),
+        "resources:\n- cm.yaml\n",
+    );
+    write(
+        &root.join(format!("k/{}/cm.yaml", n - 1)),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n",
+    );
+    for args in [&["render", "k/0"][..], &["k/0"][..]] {
+        let (code, out) = gpulint_within(root, args, Duration::from_secs(60));
+        assert_eq!(code, 2, "{args:?}: {}", &out[..out.len().min(2000)]);
+        assert!(
+            out.contains("k/99/kustomization.yaml:2:3")
+                && out.contains("more than 100 nested kustomizations"),
+            "{args:?}: {}",
+            &out[..out.len().min(2000)]
+        );
+    }
+    // The last 100 levels still render.
+    let (code, out) = gpulint_within(root, &["render", "k/5900"], Duration::from_secs(60));
+    assert_eq!(code, 0, "{}", &out[..out.len().min(2000)]);
+    assert!(out.contains("kind: ConfigMap"), "{out}");
+}
