@@ -19,6 +19,7 @@ pub fn render(args: &RenderArgs) -> Outcome {
         load_restrictor: args.load_restrictor,
         max_render_objects: args.max_render_objects,
         helm: args.helm.clone(),
+        render_budget: args.render_budget,
     };
     let config = load_config(&common)?;
     let settings = render_settings(&common);

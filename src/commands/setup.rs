@@ -2,10 +2,12 @@
 //! it.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use gpulint::cli::{CommonArgs, LoadRestrictorArg};
 use gpulint::config::Config;
 use gpulint::lint::{Linter, Selection};
+use gpulint::source::child::{Budget, DEFAULT_RENDER_BUDGET};
 use gpulint::source::kustomize::{normalize, LoadRestrictor, MAX_RENDERED_OBJECTS};
 use gpulint::source::units::RenderSettings;
 
@@ -39,12 +41,18 @@ pub fn linter_for(config: Config, selection: Selection, common: &CommonArgs) -> 
     let mut linter = Linter::new(config, selection);
     linter.render = render_settings(common);
     // Only the command line and the environment name the program (never a repository file).
-    linter.helm = gpulint::source::helm::HelmEngine::find(common.helm.as_deref());
+    // Helm and the Kustomize fallback share the run's budget.
+    linter.helm =
+        gpulint::source::helm::HelmEngine::find(common.helm.as_deref()).map(|mut engine| {
+            engine.budget = linter.render.budget.clone();
+            engine
+        });
     linter
 }
 
-/// The load restrictor (the flag only: the config may not widen what a render reads), the repository of the first path as
-/// the boundary of every read, and the object cap of a render (the flag only).
+/// The load restrictor (the flag only: the config may not widen what a render reads), the
+/// repository of the first path as the boundary of every read, the object cap of a render and
+/// the run's time for renderer programs (the command line and the environment only).
 pub fn render_settings(common: &CommonArgs) -> RenderSettings {
     let load_restrictor = match common.load_restrictor {
         Some(LoadRestrictorArg::None) => LoadRestrictor::None,
@@ -59,5 +67,10 @@ pub fn render_settings(common: &CommonArgs) -> RenderSettings {
         max_objects: common
             .max_render_objects
             .map_or(MAX_RENDERED_OBJECTS, |n| n as usize),
+        budget: Budget::new(
+            common
+                .render_budget
+                .map_or(DEFAULT_RENDER_BUDGET, |s| Duration::from_secs(u64::from(s))),
+        ),
     }
 }

@@ -16,6 +16,51 @@ pub struct Limits {
     pub timeout: Duration,
     /// The most bytes read from stdout (and from stderr, each).
     pub max_output: usize,
+    /// The child's address space (`RLIMIT_AS`), set right after it starts (Linux).
+    pub max_memory: Option<u64>,
+}
+
+/// The address space one renderer run may use: Go programs (helm, kubectl) reserve more than
+/// they touch (`kubectl kustomize` and the test suite's Helm fail under 512 MiB, run under
+/// 1 GiB); a template that expands without end stops here instead of taking the machine.
+pub const MAX_CHILD_MEMORY: u64 = 4 << 30;
+
+/// The time all renderer runs of one gpulint run may take together (`--render-budget`): past
+/// it, each release or root not yet rendered is an error of its own, and the run ends.
+#[derive(Debug)]
+pub struct Budget {
+    start: Instant,
+    total: Duration,
+}
+
+/// The default of `--render-budget`.
+pub const DEFAULT_RENDER_BUDGET: Duration = Duration::from_secs(300);
+
+impl Budget {
+    pub fn new(total: Duration) -> Arc<Budget> {
+        Arc::new(Budget {
+            start: Instant::now(),
+            total,
+        })
+    }
+
+    pub fn total(&self) -> Duration {
+        self.total
+    }
+
+    /// What is left of it.
+    pub fn remaining(&self) -> Duration {
+        self.total.saturating_sub(self.start.elapsed())
+    }
+}
+
+impl Default for Budget {
+    fn default() -> Budget {
+        Budget {
+            start: Instant::now(),
+            total: DEFAULT_RENDER_BUDGET,
+        }
+    }
 }
 
 /// How a bounded run ended.
@@ -81,6 +126,19 @@ pub fn run(cmd: &mut Command, limits: Limits) -> std::io::Result<Ended> {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()?;
+    #[cfg(target_os = "linux")]
+    if let Some(bytes) = limits.max_memory {
+        if let Some(pid) = i32::try_from(child.id())
+            .ok()
+            .and_then(rustix::process::Pid::from_raw)
+        {
+            let limit = rustix::process::Rlimit {
+                current: Some(bytes),
+                maximum: Some(bytes),
+            };
+            let _ = rustix::process::prlimit(Some(pid), rustix::process::Resource::As, limit);
+        }
+    }
     let over = Arc::new(AtomicBool::new(false));
     let out = reader(child.stdout.take(), limits.max_output, over.clone());
     let err = reader(child.stderr.take(), limits.max_output, over.clone());
@@ -143,6 +201,7 @@ mod tests {
         let limits = Limits {
             timeout: Duration::from_millis(300),
             max_output: 1000,
+            max_memory: Some(1 << 30),
         };
         let start = Instant::now();
         let ended = run(Command::new("sh").args(["-c", "sleep 30"]), limits);
@@ -154,6 +213,21 @@ mod tests {
         match ended {
             Ok(Ended::Exited { stdout, .. }) => assert_eq!(stdout, b"hi\n"),
             other => panic!("{other:?}"),
+        }
+        // The address space is limited (set right after the start: the shell waits a little).
+        #[cfg(target_os = "linux")]
+        {
+            let limits = Limits {
+                timeout: Duration::from_secs(10),
+                ..limits
+            };
+            match run(
+                Command::new("sh").args(["-c", "sleep 0.3; ulimit -v"]),
+                limits,
+            ) {
+                Ok(Ended::Exited { stdout, .. }) => assert_eq!(stdout, b"1048576\n"),
+                other => panic!("{other:?}"),
+            }
         }
     }
 }

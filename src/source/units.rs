@@ -241,6 +241,8 @@ pub struct RenderSettings {
     pub boundary: Option<PathBuf>,
     /// The most objects one Kustomize render may hold (`--max-render-objects`).
     pub max_objects: usize,
+    /// The run's time for renderer programs (`--render-budget`), shared with Helm.
+    pub budget: Arc<crate::source::child::Budget>,
 }
 
 impl Default for RenderSettings {
@@ -249,6 +251,7 @@ impl Default for RenderSettings {
             load_restrictor: LoadRestrictor::default(),
             boundary: None,
             max_objects: kustomize::MAX_RENDERED_OBJECTS,
+            budget: Arc::default(),
         }
     }
 }
@@ -260,6 +263,7 @@ impl RenderSettings {
             reorder: Reorder::Legacy,
             boundary: self.boundary.clone(),
             max_objects: self.max_objects,
+            budget: self.budget.clone(),
         }
     }
 }

@@ -299,10 +299,12 @@ fn check_plugins(
     Ok(())
 }
 
-/// How long one external render may take, and how much it may print.
+/// How long one external render may take (at most: what is left of the run's budget), how much
+/// it may print, and its address space.
 const TOOL_LIMITS: crate::source::child::Limits = crate::source::child::Limits {
     timeout: std::time::Duration::from_secs(60),
     max_output: 64 << 20,
+    max_memory: Some(crate::source::child::MAX_CHILD_MEMORY),
 };
 
 /// Runs the external tool on `dir`; the YAML stream it printed. Only after [`check_tree`]: no
@@ -342,7 +344,18 @@ pub(crate) fn run_tool(dir: &Path, options: &Options) -> Result<String, RenderEr
         .map_err(|e| failed(format!("making a private HOME for kustomize: {e}")))?;
     crate::source::child::sanitize_env(&mut cmd, home.path());
     let program = cmd.get_program().to_string_lossy().into_owned();
-    let ended = crate::source::child::run(&mut cmd, TOOL_LIMITS)
+    let left = options.budget.remaining();
+    if left.is_zero() {
+        return Err(failed(format!(
+            "not rendered: the run's {} s for renderers (--render-budget) are spent",
+            options.budget.total().as_secs()
+        )));
+    }
+    let limits = crate::source::child::Limits {
+        timeout: TOOL_LIMITS.timeout.min(left),
+        ..TOOL_LIMITS
+    };
+    let ended = crate::source::child::run(&mut cmd, limits)
         .map_err(|e| failed(format!("running {program}: {e}")))?;
     match ended {
         crate::source::child::Ended::Exited {
@@ -356,8 +369,13 @@ pub(crate) fn run_tool(dir: &Path, options: &Options) -> Result<String, RenderEr
             Ok(String::from_utf8_lossy(&stdout).into_owned())
         }
         crate::source::child::Ended::TimedOut => Err(failed(format!(
-            "{program} took more than {} s: stopped, not rendered",
-            TOOL_LIMITS.timeout.as_secs()
+            "{program} took more than {} s: stopped, not rendered{}",
+            limits.timeout.as_secs(),
+            if limits.timeout < TOOL_LIMITS.timeout {
+                " (the end of the run's --render-budget)"
+            } else {
+                ""
+            }
         ))),
         crate::source::child::Ended::TooMuchOutput => Err(failed(format!(
             "{program} printed more than {} MiB: stopped, not rendered",

@@ -84,6 +84,9 @@ pub struct Options {
     /// The most objects one render may hold ([`MAX_RENDERED_OBJECTS`] unless the command line
     /// raises it with `--max-render-objects`).
     pub max_objects: usize,
+    /// The run's time for renderer programs, shared with Helm (`--render-budget`): the external
+    /// tool gets what is left of it, at most its own timeout.
+    pub budget: Arc<crate::source::child::Budget>,
 }
 
 impl Default for Options {
@@ -93,6 +96,7 @@ impl Default for Options {
             reorder: Reorder::default(),
             boundary: None,
             max_objects: MAX_RENDERED_OBJECTS,
+            budget: Arc::default(),
         }
     }
 }
