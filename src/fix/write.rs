@@ -327,7 +327,18 @@ pub(crate) fn reach(path: &Path) -> Result<Reached, String> {
             Err(e) => return Err(format!("{}: {}", parent.display(), io::Error::from(e))),
         }
     }
-    let mut at = anchor.clone();
+    no_link_below(&anchor, below)?;
+    Ok(Reached {
+        path: parent.join(&name),
+        #[cfg(target_os = "linux")]
+        _folder: None,
+    })
+}
+
+/// Checks each folder of `below` (relative to `anchor`) with `symlink_metadata`: none may be a
+/// symbolic link (the long way of [`reach`], and how it names the link it met).
+fn no_link_below(anchor: &Path, below: &Path) -> Result<(), String> {
+    let mut at = anchor.to_path_buf();
     for part in below.components() {
         at.push(part);
         match std::fs::symlink_metadata(&at) {
@@ -342,11 +353,7 @@ pub(crate) fn reach(path: &Path) -> Result<Reached, String> {
             Err(e) => return Err(format!("{}: {e}", at.display())),
         }
     }
-    Ok(Reached {
-        path: parent.join(&name),
-        #[cfg(target_os = "linux")]
-        _folder: None,
-    })
+    Ok(())
 }
 
 /// Writes `text` to a temp file beside the reached target (with the permissions of the file
@@ -507,6 +514,26 @@ pub fn write_output(path: &Path, text: &str) -> Result<(), String> {
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_long_way_refuses_a_symlinked_folder_and_names_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("a/b")).unwrap();
+        std::os::unix::fs::symlink(root.join("a"), root.join("link")).unwrap();
+        assert_eq!(no_link_below(root, Path::new("a/b")), Ok(()));
+        let refused = no_link_below(root, Path::new("link/b")).unwrap_err();
+        assert!(
+            refused.ends_with("link is a symbolic link; gpulint does not write through links"),
+            "{refused}"
+        );
+        // And through `reach` (the repository is the anchor: the temp folder is not below the
+        // working directory), by openat2 or the long way, whichever this kernel offers.
+        std::fs::create_dir(root.join(".git")).unwrap();
+        let refused = reach(&root.join("link/b/x.json")).err().unwrap_or_default();
+        assert!(refused.contains("link is a symbolic link"), "{refused}");
+        assert!(reach(&root.join("a/b/x.json")).is_ok());
+    }
 
     fn fix(dir: &Path, name: &str, original: &str, fixed: &str) -> FileFix {
         FileFix {
