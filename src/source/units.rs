@@ -324,13 +324,45 @@ pub fn build(
     let mut rendered = Vec::new();
     let mut failed = Vec::new();
     let mut failed_roots = Vec::new();
-    for root in roots {
-        match render_root(root, &sources, settings) {
-            Ok(r) => rendered.push((r, conditional.contains(root))),
+    // A root that another root lists as a base is linted through it (see below): it is rendered
+    // after the roots nobody lists, and not at all when a render that succeeded already built
+    // it (its own render holds the same objects and would be dropped). A chain of roots is then
+    // rendered once, not once from each of its roots. Results keep the roots' order.
+    let listed: BTreeSet<PathBuf> = roots
+        .iter()
+        .flat_map(|r| kustomize::listed_bases(r, &sources))
+        .collect();
+    let is_listed = |i: &usize| listed.contains(&normalize(&roots[*i]));
+    let order: Vec<usize> = (0..roots.len())
+        .filter(|i| !is_listed(i))
+        .chain((0..roots.len()).filter(is_listed))
+        .collect();
+    let mut results: Vec<Option<Result<kustomize::Rendered, kustomize::RenderError>>> =
+        roots.iter().map(|_| None).collect();
+    let mut built: BTreeSet<PathBuf> = BTreeSet::new();
+    for i in order {
+        let root = &roots[i];
+        if is_listed(&i) && built.contains(&normalize(root)) {
+            continue;
+        }
+        let result = render_root(root, &sources, settings);
+        if let Ok(r) = &result {
+            built.extend(
+                r.kustomizations
+                    .iter()
+                    .filter_map(|k| k.parent().map(normalize)),
+            );
+        }
+        results[i] = Some(result);
+    }
+    for (root, result) in roots.iter().zip(results) {
+        match result {
+            None => {}
+            Some(Ok(r)) => rendered.push((r, conditional.contains(root))),
             // A root looked at only because it might read a named file is not the user's
             // concern when it does not render.
-            Err(_) if conditional.contains(root) => {}
-            Err(e) => {
+            Some(Err(_)) if conditional.contains(root) => {}
+            Some(Err(e)) => {
                 failed.push(e);
                 failed_roots.push(root.clone());
             }

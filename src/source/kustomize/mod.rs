@@ -54,6 +54,30 @@ pub fn kustomization_file(dir: &Path) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
+/// The folders the kustomization in `dir` lists under `resources` or `bases` (its bases, not
+/// its components), normalized; nothing when it has no kustomization or does not parse.
+pub fn listed_bases(dir: &Path, sources: &dyn Sources) -> Vec<PathBuf> {
+    let dir = normalize(dir);
+    let Some(file) = load::find_kustomization(&dir, sources) else {
+        return Vec::new();
+    };
+    let Ok(stream) = sources.load(&file) else {
+        return Vec::new();
+    };
+    let Some(root) = stream.documents.first().map(|d| &d.root) else {
+        return Vec::new();
+    };
+    ["resources", "bases"]
+        .iter()
+        .filter_map(|key| root.get(key).and_then(Node::as_seq))
+        .flatten()
+        .filter_map(Node::text)
+        .filter(|t| !kustomization::is_remote(t))
+        .map(|t| normalize(&dir.join(t)))
+        .filter(|p| sources.is_dir(p))
+        .collect()
+}
+
 /// Which files a kustomization may read (kustomize's `--load-restrictor`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum LoadRestrictor {
