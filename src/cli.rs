@@ -57,6 +57,10 @@ pub struct CommonArgs {
     /// repository file.
     #[arg(long, value_name = "PATH", env = "GPULINT_HELM")]
     pub helm: Option<PathBuf>,
+    /// The seconds all renderer programs (helm, the Kustomize fallback) may take together in
+    /// this run (default 300): past them, each release or root not yet rendered is an error.
+    #[arg(long, value_name = "SECONDS", env = "GPULINT_RENDER_BUDGET", value_parser = clap::value_parser!(u32).range(1..))]
+    pub render_budget: Option<u32>,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -82,6 +86,9 @@ pub struct RenderArgs {
     /// Config file (default: .gpulint.yaml found upward from DIR).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
+    /// The seconds renderer programs may take together (default 300).
+    #[arg(long, value_name = "SECONDS", env = "GPULINT_RENDER_BUDGET", value_parser = clap::value_parser!(u32).range(1..))]
+    pub render_budget: Option<u32>,
 }
 
 #[derive(Args, Debug, Clone)]

@@ -42,8 +42,6 @@ pub struct Config {
     pub gpu_device_classes: Vec<String>,
     pub workloads: Vec<KindEntry>,
     pub kueue_required: bool,
-    /// `kustomize: {load_restrictor: root-only|none}`: which files a kustomization may read.
-    pub load_restrictor: Option<crate::source::kustomize::LoadRestrictor>,
     pub ignore: Vec<IgnoreEntry>,
     /// Thresholds of the recommendation and the measured rules (`policy:`).
     pub policy: Policy,
@@ -423,13 +421,26 @@ impl Config {
         }
         if let Some(kustomize) = fields.take("kustomize") {
             let mut k = Fields::new(kustomize, "`kustomize`")?;
+            // `root-only` (the default) is accepted; `none` widens what a render reads, which
+            // only the command line may do.
             if let Some((value, at)) = k.string_at("load_restrictor")? {
-                config.load_restrictor = Some(parse_load_restrictor(&value).ok_or(DecodeError {
-                    offset: at,
-                    message: format!(
-                        "`kustomize.load_restrictor`: expected `root-only` or `none`, found {value:?}"
-                    ),
-                })?);
+                match parse_load_restrictor(&value) {
+                    Some(crate::source::kustomize::LoadRestrictor::RootOnly) => {}
+                    Some(crate::source::kustomize::LoadRestrictor::None) => {
+                        return Err(DecodeError {
+                            offset: at,
+                            message: "`kustomize.load_restrictor: none` is not read from a repository file (it widens what a render reads): pass `--load-restrictor none`".into(),
+                        })
+                    }
+                    None => {
+                        return Err(DecodeError {
+                            offset: at,
+                            message: format!(
+                                "`kustomize.load_restrictor`: expected `root-only`, found {value:?} (`none` is the command line's `--load-restrictor none`)"
+                            ),
+                        })
+                    }
+                }
             }
             k.finish()?;
         }
@@ -454,9 +465,13 @@ impl Config {
         if let Some(list) = fields.seq("charts")? {
             for item in list {
                 let mut f = Fields::new(item, "`charts` entry")?;
-                let path = f.string("path")?.ok_or_else(|| DecodeError {
+                let (path, path_at) = f.string_at("path")?.ok_or_else(|| DecodeError {
                     offset: item.span.start(),
                     message: "`charts` entry: missing required key `path`".into(),
+                })?;
+                check_chart_path(config.path.as_deref(), &path).map_err(|message| DecodeError {
+                    offset: path_at,
+                    message,
                 })?;
                 let release = f.string_at("release")?;
                 let namespace = f.string_at("namespace")?;
@@ -731,6 +746,32 @@ impl Config {
             .and_then(|s| s.severity)
             .unwrap_or(info.severity)
     }
+}
+
+/// A `charts:` entry's `path` (relative to the repository root) must be a folder inside the
+/// repository, symlinks followed: Helm is never handed a chart from elsewhere.
+fn check_chart_path(config: Option<&Path>, written: &str) -> Result<(), String> {
+    let folder = match config.and_then(Path::parent) {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let root = crate::source::kustomize::normalize(&crate::source::repo::repository_of(&folder));
+    let path = crate::source::kustomize::normalize(&root.join(written.trim_start_matches('/')));
+    let outside = |how: String| {
+        Err(format!(
+            "`charts` entry: chart path {written} {how}, outside the repository ({}): not rendered (Helm is never handed a folder outside it)",
+            root.display()
+        ))
+    };
+    if !path.starts_with(&root) {
+        return outside(format!("is {}", path.display()));
+    }
+    if let Ok(real) = std::fs::canonicalize(&path) {
+        if !real.starts_with(&root) {
+            return outside(format!("resolves to {}", real.display()));
+        }
+    }
+    Ok(())
 }
 
 /// A `charts:` values file (relative to the repository root): never outside the repository,

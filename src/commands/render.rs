@@ -19,9 +19,10 @@ pub fn render(args: &RenderArgs) -> Outcome {
         load_restrictor: args.load_restrictor,
         max_render_objects: args.max_render_objects,
         helm: args.helm.clone(),
+        render_budget: args.render_budget,
     };
     let config = load_config(&common)?;
-    let settings = render_settings(&config, &common);
+    let settings = render_settings(&common);
     if gpulint::source::helm::is_chart(&args.dir) {
         return render_chart(&args.dir, config, &common, &settings);
     }

@@ -2,10 +2,12 @@
 //! it.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use gpulint::cli::{CommonArgs, LoadRestrictorArg};
 use gpulint::config::Config;
 use gpulint::lint::{Linter, Selection};
+use gpulint::source::child::{Budget, DEFAULT_RENDER_BUDGET};
 use gpulint::source::kustomize::{normalize, LoadRestrictor, MAX_RENDERED_OBJECTS};
 use gpulint::source::units::RenderSettings;
 
@@ -39,19 +41,24 @@ pub fn load_config(common: &CommonArgs) -> Result<Config, Failure> {
 /// as the boundary of what renders may read.
 pub fn linter_for(config: Config, selection: Selection, common: &CommonArgs) -> Linter {
     let mut linter = Linter::new(config, selection);
-    linter.render = render_settings(&linter.config, common);
+    linter.render = render_settings(common);
     // Only the command line and the environment name the program (never a repository file).
-    linter.helm = gpulint::source::helm::HelmEngine::find(common.helm.as_deref());
+    // Helm and the Kustomize fallback share the run's budget.
+    linter.helm =
+        gpulint::source::helm::HelmEngine::find(common.helm.as_deref()).map(|mut engine| {
+            engine.budget = linter.render.budget.clone();
+            engine
+        });
     linter
 }
 
-/// The load restrictor (the flag, else the config's), the repository of the first path as
-/// the boundary of every read, and the object cap of a render (the flag only).
-pub fn render_settings(config: &Config, common: &CommonArgs) -> RenderSettings {
+/// The load restrictor (the flag only: the config may not widen what a render reads), the
+/// repository of the first path as the boundary of every read, the object cap of a render and
+/// the run's time for renderer programs (the command line and the environment only).
+pub fn render_settings(common: &CommonArgs) -> RenderSettings {
     let load_restrictor = match common.load_restrictor {
-        Some(LoadRestrictorArg::RootOnly) => LoadRestrictor::RootOnly,
         Some(LoadRestrictorArg::None) => LoadRestrictor::None,
-        None => config.load_restrictor.unwrap_or_default(),
+        Some(LoadRestrictorArg::RootOnly) | None => LoadRestrictor::RootOnly,
     };
     let boundary = Some(normalize(&gpulint::source::repo::repository_of(
         &first_path(&common.paths),
@@ -62,5 +69,10 @@ pub fn render_settings(config: &Config, common: &CommonArgs) -> RenderSettings {
         max_objects: common
             .max_render_objects
             .map_or(MAX_RENDERED_OBJECTS, |n| n as usize),
+        budget: Budget::new(
+            common
+                .render_budget
+                .map_or(DEFAULT_RENDER_BUDGET, |s| Duration::from_secs(u64::from(s))),
+        ),
     }
 }

@@ -41,6 +41,12 @@ pub enum FixError {
     PatchNotOneDocument,
     #[error("the gpulint patch of this object was changed by hand; fix it by hand")]
     PatchChangedByHand,
+    /// A patch file is named after the object: its kind and name must be safe in a file name.
+    #[error(
+        "the object's kind or name ({0}) is not a Kubernetes name (a DNS-1123 subdomain): no \
+         patch file is named after it; fix it by hand"
+    )]
+    UnsafeFileName(String),
     #[error("the fixed overlay does not render: {0}")]
     OverlayDoesNotRender(String),
     #[error(

@@ -396,7 +396,10 @@ impl<'r> KustomizeTarget<'r> {
             }
             let mut file = format!("{base}.yaml");
             let mut n = 2;
-            while dir.join(&file).exists() || out.created.contains_key(&dir.join(&file)) {
+            // `symlink_metadata`: a dangling link there counts as taken.
+            while std::fs::symlink_metadata(dir.join(&file)).is_ok()
+                || out.created.contains_key(&dir.join(&file))
+            {
                 file = format!("{base}-{n}.yaml");
                 n += 1;
             }

@@ -272,6 +272,11 @@ pub(super) fn patch_stem(
     kustomization: &Node,
 ) -> Result<(String, String, String), FixError> {
     let (kind, name) = patch_names(object, kustomization)?;
+    // The names come from the repository: a `/` or `..` in one would put the file elsewhere.
+    let kind_ok = !kind.is_empty() && kind.bytes().all(|b| b.is_ascii_alphanumeric());
+    if !kind_ok || !crate::source::helm::is_dns1123_subdomain(&name) {
+        return Err(FixError::UnsafeFileName(format!("{kind}/{name}")));
+    }
     let stem = format!("gpulint-{}-{name}", kind.to_ascii_lowercase());
     Ok((stem, kind, name))
 }

@@ -4,6 +4,12 @@
 //! created exclusively beside it (never through a planted link), synced, checked once more against
 //! the text that was linted (right before the rename: a concurrent change is never lost), and
 //! renamed over it with its permissions.
+//!
+//! Every target is reached through no symbolic link below its anchor (the working directory,
+//! else the repository holding it; see [`reach`]): on Linux its folder is opened with `openat2`
+//! and `RESOLVE_NO_SYMLINKS` and held open while the file is written through it, elsewhere each
+//! folder on the way is checked with `symlink_metadata`. A folder of the repository that is a
+//! link (`reports -> /outside`) is refused, before the first write of a run.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Write};
@@ -141,7 +147,7 @@ fn restore(written: &[&FileFix]) -> Vec<String> {
     let mut kept = Vec::new();
     for f in written.iter().rev() {
         let ok = if f.created {
-            std::fs::remove_file(&f.path).is_ok()
+            reach(&f.path).is_ok_and(|r| std::fs::remove_file(&r.path).is_ok())
         } else {
             replace(&f.path, f.fixed.as_bytes(), f.original.as_bytes()).is_ok()
         };
@@ -156,13 +162,17 @@ fn restore(written: &[&FileFix]) -> Vec<String> {
 /// must not exist yet.
 pub fn check_targets(plan: &FixPlan) -> Result<(), String> {
     for f in &plan.files {
+        // Its folder, through no link (each is opened and closed again: a plan may touch more
+        // folders than a process may hold open).
+        let reached =
+            reach(&f.path).map_err(|why| format!("{}: {why}; nothing written", f.name))?;
         if f.created {
-            match std::fs::symlink_metadata(&f.path) {
+            match std::fs::symlink_metadata(&reached.path) {
                 Err(e) if e.kind() == io::ErrorKind::NotFound => {}
                 Ok(_) => return Err(format!("{}: already exists; nothing written", f.name)),
                 Err(e) => return Err(format!("{}: {e}; nothing written", f.name)),
             }
-        } else if let Some(why) = target_problem(&f.path, true) {
+        } else if let Some(why) = target_problem(&reached.path, true) {
             return Err(format!("{}: {why}; nothing written", f.name));
         }
     }
@@ -232,24 +242,124 @@ fn write_file(f: &FileFix) -> Result<(), Failure> {
     stage(f).and_then(|s| land(f, s))
 }
 
-/// A fixed text written and synced to its temp file, not yet renamed over its target.
-struct Staged(tempfile::NamedTempFile);
+/// A fixed text written and synced to its temp file, not yet renamed over its target (reached
+/// through the folder it holds open; the temp file is dropped first, then the folder).
+struct Staged(tempfile::NamedTempFile, Reached);
 
 fn stage(f: &FileFix) -> Result<Staged, Failure> {
-    stage_at(&f.path, f.created, f.fixed.as_bytes())
+    let reached = reach(&f.path).map_err(|why| Failure::Io(io::Error::other(why)))?;
+    stage_at(reached, f.created, f.fixed.as_bytes())
 }
 
 fn land(f: &FileFix, staged: Staged) -> Result<(), Failure> {
     if f.created {
-        rename_new(staged, &f.path)
+        rename_new(staged)
     } else {
-        rename_over(staged, &f.path, f.original.as_bytes())
+        rename_over(staged, f.original.as_bytes())
     }
 }
 
-/// Writes `text` to a temp file beside `path` (with the permissions of the file there, unless
-/// `new`) and syncs it; nothing visible changes.
-fn stage_at(path: &Path, new: bool, text: &[u8]) -> Result<Staged, Failure> {
+/// A target reached through no symbolic link below its anchor: `path` names it through its
+/// folder, which `_folder` holds open (Linux: `/proc/self/fd/N/NAME`, which the kernel resolves
+/// to that very folder without walking the path again), or is the path itself after each
+/// folder on the way was checked with `symlink_metadata`.
+pub(crate) struct Reached {
+    path: std::path::PathBuf,
+    #[cfg(target_os = "linux")]
+    _folder: Option<rustix::fd::OwnedFd>,
+}
+
+/// Where the links stop being the user's: the working directory when `path` is below it, else
+/// the repository holding it, else its own folder (only the file itself is checked then).
+fn anchor_of(path: &Path) -> std::path::PathBuf {
+    use crate::source::kustomize::normalize;
+    if let Some(cwd) = std::env::current_dir().ok().filter(|c| path.starts_with(c)) {
+        return cwd;
+    }
+    let repo = normalize(&crate::source::repo::repository_of(path));
+    if path.starts_with(&repo) && path != repo {
+        return repo;
+    }
+    folder(path).to_path_buf()
+}
+
+/// Opens the folder of `path` without following a symbolic link anywhere below its anchor
+/// ([`anchor_of`]); `Err` says which link (or why not).
+pub(crate) fn reach(path: &Path) -> Result<Reached, String> {
+    use crate::source::kustomize::normalize;
+    let absolute = normalize(path);
+    let Some(name) = absolute.file_name().map(|n| n.to_os_string()) else {
+        return Err("not a file name".into());
+    };
+    let parent = folder(&absolute).to_path_buf();
+    let anchor = anchor_of(&absolute);
+    let below = parent.strip_prefix(&anchor).unwrap_or(Path::new(""));
+    #[cfg(target_os = "linux")]
+    {
+        use rustix::fs::{Mode, OFlags, ResolveFlags};
+        use rustix::io::Errno;
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        let opened = rustix::fs::open(&anchor, flags, Mode::empty()).and_then(|root| {
+            let below = if below.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                below
+            };
+            let resolve = ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
+            rustix::fs::openat2(&root, below, flags, Mode::empty(), resolve)
+        });
+        match opened {
+            Ok(fd) => {
+                use std::os::fd::AsRawFd;
+                let through = Path::new("/proc/self/fd").join(fd.as_raw_fd().to_string());
+                if through.is_dir() {
+                    return Ok(Reached {
+                        path: through.join(&name),
+                        _folder: Some(fd),
+                    });
+                }
+                // No /proc: the long way below.
+            }
+            // A link on the way: the long way below names it.
+            Err(Errno::LOOP) => {}
+            // No `openat2` (before Linux 5.6, or a seccomp filter): the long way.
+            Err(Errno::NOSYS | Errno::PERM | Errno::INVAL | Errno::AGAIN) => {}
+            Err(e) => return Err(format!("{}: {}", parent.display(), io::Error::from(e))),
+        }
+    }
+    no_link_below(&anchor, below)?;
+    Ok(Reached {
+        path: parent.join(&name),
+        #[cfg(target_os = "linux")]
+        _folder: None,
+    })
+}
+
+/// Checks each folder of `below` (relative to `anchor`) with `symlink_metadata`: none may be a
+/// symbolic link (the long way of [`reach`], and how it names the link it met).
+fn no_link_below(anchor: &Path, below: &Path) -> Result<(), String> {
+    let mut at = anchor.to_path_buf();
+    for part in below.components() {
+        at.push(part);
+        match std::fs::symlink_metadata(&at) {
+            Ok(m) if m.file_type().is_symlink() => {
+                return Err(format!(
+                    "{} is a symbolic link; gpulint does not write through links",
+                    at.display()
+                ))
+            }
+            Ok(m) if !m.is_dir() => return Err(format!("{} is not a folder", at.display())),
+            Ok(_) => {}
+            Err(e) => return Err(format!("{}: {e}", at.display())),
+        }
+    }
+    Ok(())
+}
+
+/// Writes `text` to a temp file beside the reached target (with the permissions of the file
+/// there, unless `new`) and syncs it; nothing visible changes.
+fn stage_at(reached: Reached, new: bool, text: &[u8]) -> Result<Staged, Failure> {
+    let path = reached.path.as_path();
     let existing = if new {
         None
     } else {
@@ -266,26 +376,30 @@ fn stage_at(path: &Path, new: bool, text: &[u8]) -> Result<Staged, Failure> {
         temp.as_file().set_permissions(meta.permissions())?;
     }
     temp.as_file().sync_all()?;
-    Ok(Staged(temp))
+    Ok(Staged(temp, reached))
 }
 
-/// Renames the staged text over `path`, which must still be `expected`.
-fn rename_over(staged: Staged, path: &Path, expected: &[u8]) -> Result<(), Failure> {
+/// Renames the staged text over its target, which must still be `expected`.
+fn rename_over(staged: Staged, expected: &[u8]) -> Result<(), Failure> {
     test_pause();
+    // Not taken apart: the temp file must go (through the folder) before the folder is closed.
     // The last check, right before the rename: the file must still be what was linted.
-    if let Some(why) = changed(path, expected) {
+    if let Some(why) = changed(&staged.1.path, expected) {
         return Err(Failure::LeftAsIs(why));
     }
-    staged.0.persist(path).map_err(|e| Failure::Io(e.error))?;
+    staged
+        .0
+        .persist(&staged.1.path)
+        .map_err(|e| Failure::Io(e.error))?;
     Ok(())
 }
 
-/// Renames the staged text to `path`, where nothing may exist by then.
-fn rename_new(staged: Staged, path: &Path) -> Result<(), Failure> {
+/// Renames the staged text to its target, where nothing may exist by then.
+fn rename_new(staged: Staged) -> Result<(), Failure> {
     test_pause();
     staged
         .0
-        .persist_noclobber(path)
+        .persist_noclobber(&staged.1.path)
         .map_err(|e| Failure::Io(e.error))?;
     Ok(())
 }
@@ -319,12 +433,8 @@ fn new_temp(path: &Path, new_file: bool) -> io::Result<tempfile::NamedTempFile> 
 
 /// Replaces the text of `path`, which must still be `expected`, by `text`.
 fn replace(path: &Path, expected: &[u8], text: &[u8]) -> Result<(), Failure> {
-    stage_at(path, false, text).and_then(|s| rename_over(s, path, expected))
-}
-
-/// Creates `path` with `text`; fails if anything exists at `path` by then.
-fn create(path: &Path, text: &[u8]) -> Result<(), Failure> {
-    stage_at(path, true, text).and_then(|s| rename_new(s, path))
+    let reached = reach(path).map_err(|why| Failure::Io(io::Error::other(why)))?;
+    stage_at(reached, false, text).and_then(|s| rename_over(s, expected))
 }
 
 /// Why `path` is no longer `expected` (None when it is): read through no link and without
@@ -377,8 +487,9 @@ fn test_pause() {
 /// through a random temp file and a rename, refusing a link or anything but a regular file there.
 pub fn write_output(path: &Path, text: &str) -> Result<(), String> {
     let shown = path.display();
-    let existing = match std::fs::symlink_metadata(path) {
-        Ok(_) => match target_problem(path, true) {
+    let reached = reach(path).map_err(|why| format!("{shown}: {why}; not written"))?;
+    let existing = match std::fs::symlink_metadata(&reached.path) {
+        Ok(_) => match target_problem(&reached.path, true) {
             Some(why) => return Err(format!("{shown}: {why}; not written")),
             None => true,
         },
@@ -386,11 +497,13 @@ pub fn write_output(path: &Path, text: &str) -> Result<(), String> {
         Err(e) => return Err(format!("{shown}: {e}")),
     };
     let result = if existing {
-        std::fs::read(path)
+        std::fs::read(&reached.path)
             .map_err(Failure::Io)
-            .and_then(|now| replace(path, &now, text.as_bytes()))
+            .and_then(|now| {
+                stage_at(reached, false, text.as_bytes()).and_then(|s| rename_over(s, &now))
+            })
     } else {
-        create(path, text.as_bytes())
+        stage_at(reached, true, text.as_bytes()).and_then(rename_new)
     };
     result.map_err(|e| match e {
         Failure::LeftAsIs(why) => format!("{shown}: {why}; not written"),
@@ -401,6 +514,26 @@ pub fn write_output(path: &Path, text: &str) -> Result<(), String> {
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_long_way_refuses_a_symlinked_folder_and_names_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("a/b")).unwrap();
+        std::os::unix::fs::symlink(root.join("a"), root.join("link")).unwrap();
+        assert_eq!(no_link_below(root, Path::new("a/b")), Ok(()));
+        let refused = no_link_below(root, Path::new("link/b")).unwrap_err();
+        assert!(
+            refused.ends_with("link is a symbolic link; gpulint does not write through links"),
+            "{refused}"
+        );
+        // And through `reach` (the repository is the anchor: the temp folder is not below the
+        // working directory), by openat2 or the long way, whichever this kernel offers.
+        std::fs::create_dir(root.join(".git")).unwrap();
+        let refused = reach(&root.join("link/b/x.json")).err().unwrap_or_default();
+        assert!(refused.contains("link is a symbolic link"), "{refused}");
+        assert!(reach(&root.join("a/b/x.json")).is_ok());
+    }
 
     fn fix(dir: &Path, name: &str, original: &str, fixed: &str) -> FileFix {
         FileFix {

@@ -361,8 +361,11 @@ fn join(object_path: &str, relative: &str) -> String {
 struct Finder<'a> {
     pods: Vec<Pod<'a>>,
     containers: Vec<Container<'a>>,
-    /// Spans of nodes already claimed as pod specs or containers (dedupes overlapping paths).
-    seen: HashSet<(usize, usize)>,
+    /// Nodes already claimed as pod specs or containers (dedupes overlapping paths), by
+    /// address: not by span, which nodes a renderer made up share (the Kustomize fallback gives
+    /// every node it cannot trace the kustomization's span, so a pod spec and its container
+    /// looked like one node and the container was lost).
+    seen: HashSet<usize>,
 }
 
 impl<'a> Finder<'a> {
@@ -375,7 +378,7 @@ impl<'a> Finder<'a> {
     }
 
     fn claim(&mut self, node: &Node) -> bool {
-        self.seen.insert((node.span.start(), node.span.end()))
+        self.seen.insert(std::ptr::from_ref(node) as usize)
     }
 
     fn add_pod(&mut self, spec: &'a Node, path: String, template_metadata: Option<&'a Node>) {

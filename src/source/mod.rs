@@ -2,6 +2,7 @@
 //! span-aware YAML tree and field paths in it, strict decoding, and the render units (Kustomize
 //! roots and Helm releases) with their renderers.
 
+pub mod child;
 pub mod decode;
 pub mod discover;
 pub mod document;

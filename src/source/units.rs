@@ -247,6 +247,8 @@ pub struct RenderSettings {
     pub boundary: Option<PathBuf>,
     /// The most objects one Kustomize render may hold (`--max-render-objects`).
     pub max_objects: usize,
+    /// The run's time for renderer programs (`--render-budget`), shared with Helm.
+    pub budget: Arc<crate::source::child::Budget>,
 }
 
 impl Default for RenderSettings {
@@ -255,6 +257,7 @@ impl Default for RenderSettings {
             load_restrictor: LoadRestrictor::default(),
             boundary: None,
             max_objects: kustomize::MAX_RENDERED_OBJECTS,
+            budget: Arc::default(),
         }
     }
 }
@@ -266,6 +269,7 @@ impl RenderSettings {
             reorder: Reorder::Legacy,
             boundary: self.boundary.clone(),
             max_objects: self.max_objects,
+            budget: self.budget.clone(),
         }
     }
 }
@@ -326,13 +330,45 @@ pub fn build(
     let mut rendered = Vec::new();
     let mut failed = Vec::new();
     let mut failed_roots = Vec::new();
-    for root in roots {
-        match render_root(root, &sources, settings) {
-            Ok(r) => rendered.push((r, conditional.contains(root))),
+    // A root that another root lists as a base is linted through it (see below): it is rendered
+    // after the roots nobody lists, and not at all when a render that succeeded already built
+    // it (its own render holds the same objects and would be dropped). A chain of roots is then
+    // rendered once, not once from each of its roots. Results keep the roots' order.
+    let listed: BTreeSet<PathBuf> = roots
+        .iter()
+        .flat_map(|r| kustomize::listed_bases(r, &sources))
+        .collect();
+    let is_listed = |i: &usize| listed.contains(&normalize(&roots[*i]));
+    let order: Vec<usize> = (0..roots.len())
+        .filter(|i| !is_listed(i))
+        .chain((0..roots.len()).filter(is_listed))
+        .collect();
+    let mut results: Vec<Option<Result<kustomize::Rendered, kustomize::RenderError>>> =
+        roots.iter().map(|_| None).collect();
+    let mut built: BTreeSet<PathBuf> = BTreeSet::new();
+    for i in order {
+        let root = &roots[i];
+        if is_listed(&i) && built.contains(&normalize(root)) {
+            continue;
+        }
+        let result = render_root(root, &sources, settings);
+        if let Ok(r) = &result {
+            built.extend(
+                r.kustomizations
+                    .iter()
+                    .filter_map(|k| k.parent().map(normalize)),
+            );
+        }
+        results[i] = Some(result);
+    }
+    for (root, result) in roots.iter().zip(results) {
+        match result {
+            None => {}
+            Some(Ok(r)) => rendered.push((r, conditional.contains(root))),
             // A root looked at only because it might read a named file is not the user's
             // concern when it does not render.
-            Err(_) if conditional.contains(root) => {}
-            Err(e) => {
+            Some(Err(_)) if conditional.contains(root) => {}
+            Some(Err(e)) => {
                 failed.push(e);
                 failed_roots.push(root.clone());
             }

@@ -769,6 +769,24 @@ fn build(text: &str) -> Built {
     (documents, comments, None)
 }
 
+/// The byte offset of the first node written with an explicit tag (`!!binary`, `!!merge`,
+/// `!local`), if any: the tree drops tags, so a reader that must see what another YAML library
+/// sees (the Kustomize fallback's check) refuses them. A text that does not parse has none here.
+pub fn first_tag(text: &str) -> Option<usize> {
+    for next in Parser::new_from_str(text) {
+        let Ok((event, span)) = next else {
+            return None;
+        };
+        match event {
+            Event::Scalar(_, _, _, Some(_))
+            | Event::SequenceStart(_, _, Some(_))
+            | Event::MappingStart(_, _, Some(_)) => return Some(offset(&span.start)),
+            _ => {}
+        }
+    }
+    None
+}
+
 /// A build error: a message at the current event, or one with its own offset.
 enum BuildError {
     Here(String),

@@ -1666,8 +1666,11 @@ fn a_folder_name_with_a_newline_adds_no_output() {
     );
     assert!(!run.outputs.contains_key("html-file"), "{}", run.context());
     assert_eq!(run.code, 2, "{}", run.context());
+    // Refused twice over: gpulint writes through no symlinked folder, and the action takes no
+    // path with a line break (whichever is reached first).
     assert!(
-        run.stdout.contains("a path with a line break is refused"),
+        run.stdout.contains("a path with a line break is refused")
+            || run.stdout.contains("gpulint does not write through links"),
         "{}",
         run.context()
     );

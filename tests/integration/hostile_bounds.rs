@@ -163,3 +163,152 @@ fn control_characters_in_names_are_escaped_in_every_output() {
         );
     }
 }
+
+/// Issue 24: a chain of 6,000 kustomizations (`k/i` includes `../i+1`) overflowed the stack
+/// (SIGABRT). Nesting is capped: an error at the entry that goes too deep, within seconds.
+#[test]
+fn a_deep_kustomize_chain_is_an_error_not_a_stack_overflow() {
+    let repo = tempfile::tempdir().unwrap();
+    let root = repo.path();
+    let n = 6000;
+    for i in 0..n - 1 {
+        write(
+            &root.join(format!("k/{i}/kustomization.yaml")),
+            &format!("resources:\n- ../{}\n", i + 1),
+        );
+    }
+    write(
+        &root.join(format!("k/{}/kustomization.yaml", n - 1)),
+        "resources:\n- cm.yaml\n",
+    );
+    write(
+        &root.join(format!("k/{}/cm.yaml", n - 1)),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n",
+    );
+    for args in [&["render", "k/0"][..], &["k/0"][..]] {
+        let (code, out) = gpulint_within(root, args, Duration::from_secs(60));
+        assert_eq!(code, 2, "{args:?}: {}", &out[..out.len().min(2000)]);
+        assert!(
+            out.contains("k/99/kustomization.yaml:2:3")
+                && out.contains("more than 100 nested kustomizations"),
+            "{args:?}: {}",
+            &out[..out.len().min(2000)]
+        );
+    }
+    // The last 100 levels still render.
+    let (code, out) = gpulint_within(root, &["render", "k/5900"], Duration::from_secs(60));
+    assert_eq!(code, 0, "{}", &out[..out.len().min(2000)]);
+    assert!(out.contains("kind: ConfigMap"), "{out}");
+}
+
+/// A chart at `dir` whose template is `body`.
+fn chart(dir: &Path, body: &str) {
+    write(
+        &dir.join("Chart.yaml"),
+        "apiVersion: v2\nname: c\nversion: 0.1.0\n",
+    );
+    write(&dir.join("values.yaml"), "a: 1\n");
+    write(&dir.join("templates/cm.yaml"), body);
+}
+
+/// Issue 24: Helm had a timeout per release but none per run (4 Applications on a busy-loop
+/// chart took 252 s), and no cap on what it prints. The run's budget (`--render-budget`) is
+/// shared by every release: past it, each one left is an error of its own; a release that
+/// prints more than the cap is an error, not gigabytes in memory.
+#[test]
+fn helm_runs_share_the_run_budget_and_their_output_is_capped() {
+    let helm = crate::support::common::helm();
+    let repo = tempfile::tempdir().unwrap();
+    let root = repo.path();
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    chart(
+        &root.join("charts/busy"),
+        "{{- range until 20000 }}{{- range until 20000 }}{{- end }}{{- end }}\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n",
+    );
+    for i in 0..4 {
+        write(
+            &root.join(format!("apps/app{i}.yaml")),
+            &format!("apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: app{i}\nspec:\n  source:\n    path: charts/busy\n  destination:\n    namespace: ml\n"),
+        );
+    }
+    let helm = helm.to_str().unwrap();
+    let out = run_within(
+        gpulint().current_dir(root).args([
+            "--helm",
+            helm,
+            "--render-budget",
+            "3",
+            "--format",
+            "json",
+            ".",
+        ]),
+        Duration::from_secs(60),
+    );
+    let all = out.stdout.clone() + &out.stderr;
+    assert!(
+        out.elapsed < Duration::from_secs(40),
+        "{:?}: {all}",
+        out.elapsed
+    );
+    assert_eq!(out.code, 2, "{all}");
+    assert_eq!(
+        all.matches("the run's 3 s for renderers (--render-budget) are spent")
+            .count(),
+        4,
+        "{all}"
+    );
+    // 100 MB of output: stopped at the cap.
+    std::fs::remove_dir_all(root.join("apps")).unwrap();
+    chart(
+        &root.join("charts/busy"),
+        "data: {{ repeat 100000000 \"x\" }}\n",
+    );
+    let out = run_within(
+        gpulint()
+            .current_dir(root)
+            .args(["--helm", helm, "--format", "json", "."]),
+        Duration::from_secs(120),
+    );
+    let all = out.stdout.clone() + &out.stderr;
+    assert_eq!(out.code, 2, "{}", &all[..all.len().min(2000)]);
+    assert!(
+        all.contains("helm printed more than 64 MiB"),
+        "{}",
+        &all[..all.len().min(2000)]
+    );
+}
+
+/// Issue 24: every folder of a chain of kustomizations is a root, and each was rendered on its
+/// own: 100 levels with 3,000 objects and a `namePrefix` at each took 39 s (debug build). A
+/// root that a render which succeeded already built is linted through it and not rendered again.
+#[test]
+fn a_chain_of_roots_is_rendered_once() {
+    let repo = tempfile::tempdir().unwrap();
+    let root = repo.path();
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    let n = 100;
+    for i in 0..n - 1 {
+        write(
+            &root.join(format!("k/{i}/kustomization.yaml")),
+            &format!("resources:\n- ../{}\nnamePrefix: p-\n", i + 1),
+        );
+    }
+    write(
+        &root.join(format!("k/{}/kustomization.yaml", n - 1)),
+        "resources:\n- cm.yaml\n",
+    );
+    let objects: String = (0..3000)
+        .map(|j| format!("---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c{j}}}\n"))
+        .collect();
+    write(&root.join(format!("k/{}/cm.yaml", n - 1)), &objects);
+    let out = run_within(
+        gpulint().current_dir(root).args(["--format", "json", "."]),
+        Duration::from_secs(120),
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.elapsed < Duration::from_secs(20),
+        "{:?}: each root of the chain was rendered again",
+        out.elapsed
+    );
+}

@@ -524,3 +524,172 @@ fn an_interrupted_fix_leaves_each_file_whole_reports_it_and_leaves_no_temp_file(
         "only {partial} of 20 runs were interrupted while writing: the test proves little"
     );
 }
+
+/// Issue 24: a repository folder that is a link (`reports -> /outside`) is never written through:
+/// `-o`, `--output-format FMT=FILE` and `--patch` are refused, before anything is written, and
+/// the folder outside stays empty.
+#[test]
+fn outputs_are_never_written_through_a_symlinked_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let outside = dir.path().join("outside");
+    std::fs::create_dir(&outside).unwrap();
+    let repo = dir.path().join("repo");
+    std::fs::create_dir_all(repo.join("deep")).unwrap();
+    std::fs::write(repo.join("deploy.yaml"), broken("llm", 2)).unwrap();
+    git_repo(&repo);
+    symlink(&outside, repo.join("reports")).unwrap();
+    symlink(&outside, repo.join("deep/reports")).unwrap();
+    let absolute = repo.join("reports/abs.json");
+    let absolute = absolute.to_str().unwrap();
+    let cases: [&[&str]; 6] = [
+        &["--format", "json", "-o", "reports/x.json", "deploy.yaml"],
+        &["-o", "deep/reports/x.txt", "deploy.yaml"],
+        &["--format", "json", "-o", absolute, "deploy.yaml"],
+        &["--output-format", "html=reports/x.html", "deploy.yaml"],
+        &[
+            "--output-format",
+            "sarif=reports/x.sarif",
+            "--output-format",
+            "json=ok.json",
+            "deploy.yaml",
+        ],
+        &["--fix", "--patch", "reports/x.patch", "deploy.yaml"],
+    ];
+    for args in cases {
+        let (code, _, stderr) = run(&repo, args);
+        let written: Vec<_> = std::fs::read_dir(&outside).unwrap().collect();
+        assert!(
+            written.is_empty(),
+            "{args:?} wrote through the link: {written:?}\n{stderr}"
+        );
+        assert_eq!(code, 2, "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("reports is a symbolic link; gpulint does not write through links"),
+            "{args:?}: {stderr}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(repo.join("deploy.yaml")).unwrap(),
+        broken("llm", 2),
+        "--patch writes no manifest"
+    );
+    // A real folder is written as before.
+    std::fs::create_dir(repo.join("out")).unwrap();
+    let (code, _, stderr) = run(
+        &repo,
+        &["--format", "json", "-o", "out/x.json", "deploy.yaml"],
+    );
+    assert_eq!(code, 1, "{stderr}");
+    assert!(repo.join("out/x.json").is_file());
+}
+
+/// A base two overlays read, whose GPU002 fix is written as a new overlay patch
+/// `gpulint-deployment-NAME.yaml` in each overlay.
+fn overlay_repo(name: &str) -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let outside = dir.path().join("outside");
+    std::fs::create_dir(&outside).unwrap();
+    let repo = dir.path().join("repo");
+    for overlay in ["a", "b"] {
+        let k = repo.join(format!("overlays/{overlay}/kustomization.yaml"));
+        std::fs::create_dir_all(k.parent().unwrap()).unwrap();
+        std::fs::write(&k, "resources:\n- ../../base\n").unwrap();
+    }
+    std::fs::create_dir_all(repo.join("base")).unwrap();
+    std::fs::write(
+        repo.join("base/kustomization.yaml"),
+        "resources:\n- deploy.yaml\n",
+    )
+    .unwrap();
+    std::fs::write(repo.join("base/deploy.yaml"), broken(name, 2)).unwrap();
+    git_repo(&repo);
+    (dir, repo, outside)
+}
+
+fn tree_texts(root: &Path) -> Vec<(PathBuf, String)> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let e = e.unwrap();
+            let t = e.file_type().unwrap();
+            if t.is_dir() && e.file_name() != ".git" {
+                stack.push(e.path());
+            } else if t.is_file() {
+                out.push((e.path(), std::fs::read_to_string(e.path()).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Issue 24, attack 8: an object named `lnk/a08-evil` would name the patch
+/// `gpulint-deployment-lnk/a08-evil.yaml`, through a link the pull request put at
+/// `gpulint-deployment-lnk`. No file is named after a name that is not a Kubernetes name, and
+/// nothing is written at all (not one file of the run).
+#[test]
+fn fix_names_no_file_after_an_unsafe_object_name() {
+    let (_dir, repo, outside) = overlay_repo("lnk/a08-evil");
+    for overlay in ["a", "b"] {
+        symlink(
+            &outside,
+            repo.join(format!("overlays/{overlay}/gpulint-deployment-lnk")),
+        )
+        .unwrap();
+    }
+    let before = tree_texts(&repo);
+    let (_, _, stderr) = run(&repo, &["--fix", "--select", "GPU002", "overlays"]);
+    let written: Vec<_> = std::fs::read_dir(&outside).unwrap().collect();
+    assert!(
+        written.is_empty(),
+        "--fix wrote outside: {written:?}\n{stderr}"
+    );
+    assert_eq!(tree_texts(&repo), before, "{stderr}");
+    assert!(
+        stderr.contains("not a Kubernetes name (a DNS-1123 subdomain)"),
+        "{stderr}"
+    );
+}
+
+/// A file of a `--fix` run reached through a folder that is a link (here to a folder of the
+/// repository itself) is refused before the first write: the run's other file is not written
+/// either.
+#[test]
+fn fix_refuses_a_symlinked_folder_before_writing_anything() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    std::fs::create_dir_all(repo.join("real")).unwrap();
+    std::fs::write(repo.join("a.yaml"), broken("a", 2)).unwrap();
+    std::fs::write(repo.join("real/b.yaml"), broken("b", 2)).unwrap();
+    symlink("real", repo.join("sub")).unwrap();
+    git_repo(&repo);
+    let before = tree_texts(&repo);
+    let (code, _, stderr) = run(
+        &repo,
+        &["--fix", "--select", "GPU002", "a.yaml", "sub/b.yaml"],
+    );
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains(
+            "sub is a symbolic link; gpulint does not write through links; nothing written"
+        ),
+        "{stderr}"
+    );
+    assert_eq!(tree_texts(&repo), before, "a file was written: {stderr}");
+    assert_eq!(temp_files(&repo), Vec::<PathBuf>::new());
+    // Named through the real folder, both are fixed.
+    let (code, _, stderr) = run(
+        &repo,
+        &["--fix", "--select", "GPU002", "a.yaml", "real/b.yaml"],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(repo.join("a.yaml")).unwrap(),
+        fixed("a")
+    );
+    assert_eq!(
+        std::fs::read_to_string(repo.join("real/b.yaml")).unwrap(),
+        fixed("b")
+    );
+}

@@ -20,7 +20,11 @@ mod helm_lint;
 mod helm_prometheus;
 mod hostile_bounds;
 #[cfg(unix)]
+mod hostile_charts;
+#[cfg(unix)]
 mod hostile_exec;
+#[cfg(unix)]
+mod hostile_kustomize;
 mod hostile_markdown;
 mod hostile_secrets;
 #[cfg(unix)]

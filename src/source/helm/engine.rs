@@ -2,11 +2,11 @@
 //! parsed render, and mapping rendered documents and fields back to their template's `# Source:`
 //! and line.
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::{Component, Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value as Json;
 
@@ -207,7 +207,14 @@ pub struct HelmEngine {
     pub binary: PathBuf,
     /// Per `helm` run; [`DEFAULT_TIMEOUT`] unless changed.
     pub timeout: Duration,
+    /// The run's time for renderer programs (`--render-budget`, shared with the Kustomize
+    /// fallback): a `helm` run gets what is left of it, at most `timeout`.
+    pub budget: std::sync::Arc<crate::source::child::Budget>,
 }
+
+/// What one `helm` run may print (stdout and stderr each): a chart that prints more is an
+/// error, not gigabytes held in memory.
+pub const MAX_HELM_OUTPUT: usize = 64 << 20;
 
 fn find_on_path(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
@@ -220,6 +227,17 @@ struct Output {
     status: std::process::ExitStatus,
     stdout: Vec<u8>,
     stderr: Vec<u8>,
+}
+
+/// Why a `helm` run was stopped.
+#[derive(Debug, Clone, Copy)]
+enum Stopped {
+    /// Its own timeout.
+    Timeout,
+    /// The run's budget is spent.
+    Budget,
+    /// It printed more than [`MAX_HELM_OUTPUT`].
+    Output,
 }
 
 /// Makes a private temporary folder (created exclusively), removed on drop.
@@ -245,6 +263,7 @@ impl HelmEngine {
         HelmEngine {
             binary,
             timeout: DEFAULT_TIMEOUT,
+            budget: std::sync::Arc::default(),
         }
     }
 
@@ -260,56 +279,67 @@ impl HelmEngine {
         Some(HelmEngine::new(binary))
     }
 
-    fn run(&self, args: &[&std::ffi::OsStr]) -> Result<Option<Output>, HelmError> {
-        let mut child = Command::new(&self.binary)
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|source| HelmError::Spawn {
+    /// Runs `helm ARGS` within the per-run timeout and what is left of the run's budget, an
+    /// output cap and a memory limit. `Ok(Err(why))`: it was stopped ([`HelmEngine::stopped`]
+    /// makes the error).
+    fn run(&self, args: &[&std::ffi::OsStr]) -> Result<Result<Output, Stopped>, HelmError> {
+        let left = self.budget.remaining();
+        if left.is_zero() {
+            return Ok(Err(Stopped::Budget));
+        }
+        let limits = crate::source::child::Limits {
+            timeout: self.timeout.min(left),
+            max_output: MAX_HELM_OUTPUT,
+            max_memory: Some(crate::source::child::MAX_CHILD_MEMORY),
+        };
+        let mut cmd = Command::new(&self.binary);
+        cmd.args(args);
+        let ended =
+            crate::source::child::run(&mut cmd, limits).map_err(|source| HelmError::Spawn {
                 binary: self.binary.clone(),
                 source,
             })?;
-        let mut out_pipe = child.stdout.take();
-        let mut err_pipe = child.stderr.take();
-        let out_reader = std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            if let Some(p) = out_pipe.as_mut() {
-                let _ = p.read_to_end(&mut buf);
+        Ok(match ended {
+            crate::source::child::Ended::Exited {
+                status,
+                stdout,
+                stderr,
+            } => Ok(Output {
+                status,
+                stdout,
+                stderr,
+            }),
+            crate::source::child::Ended::TimedOut if limits.timeout < self.timeout => {
+                Err(Stopped::Budget)
             }
-            buf
-        });
-        let err_reader = std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            if let Some(p) = err_pipe.as_mut() {
-                let _ = p.read_to_end(&mut buf);
-            }
-            buf
-        });
-        let start = Instant::now();
-        let io = |source| HelmError::Io {
-            what: format!("waiting for {}", self.binary.display()),
-            source,
-        };
-        let status = loop {
-            if let Some(status) = child.try_wait().map_err(io)? {
-                break Some(status);
-            }
-            if start.elapsed() >= self.timeout {
-                let _ = child.kill();
-                let _ = child.wait();
-                break None;
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        };
-        let stdout = out_reader.join().unwrap_or_default();
-        let stderr = err_reader.join().unwrap_or_default();
-        Ok(status.map(|status| Output {
-            status,
-            stdout,
+            crate::source::child::Ended::TimedOut => Err(Stopped::Timeout),
+            crate::source::child::Ended::TooMuchOutput => Err(Stopped::Output),
+        })
+    }
+
+    /// The error for a run that was stopped.
+    fn stopped(&self, why: Stopped, chart: &Path, release: &str) -> HelmError {
+        let failed = |stderr: String| HelmError::Failed {
+            chart: chart.to_path_buf(),
+            release: release.to_string(),
+            status: "stopped".into(),
             stderr,
-        }))
+        };
+        match why {
+            Stopped::Timeout => HelmError::Timeout {
+                chart: chart.to_path_buf(),
+                release: release.to_string(),
+                seconds: self.timeout.as_secs(),
+            },
+            Stopped::Budget => failed(format!(
+                "not rendered: the run's {} s for renderers (--render-budget) are spent",
+                self.budget.total().as_secs()
+            )),
+            Stopped::Output => failed(format!(
+                "helm printed more than {} MiB",
+                MAX_HELM_OUTPUT >> 20
+            )),
+        }
     }
 
     /// `helm version --short`, e.g. `v3.16.2+g13654a5` (trimmed).
@@ -322,7 +352,7 @@ impl HelmEngine {
         };
         let out = self
             .run(&["version".as_ref(), "--short".as_ref()])?
-            .ok_or_else(|| failed("timed out".into(), String::new()))?;
+            .map_err(|why| failed(format!("{why:?}"), String::new()))?;
         if !out.status.success() {
             return Err(failed(
                 out.status.to_string(),
@@ -424,11 +454,9 @@ impl HelmEngine {
         args.push("--".as_ref());
         args.push(release.name.as_ref());
         args.push(release.chart.as_os_str());
-        let out = self.run(&args)?.ok_or_else(|| HelmError::Timeout {
-            chart: release.chart.clone(),
-            release: release.name.clone(),
-            seconds: self.timeout.as_secs(),
-        })?;
+        let out = self
+            .run(&args)?
+            .map_err(|why| self.stopped(why, &release.chart, &release.name))?;
         if !out.status.success() {
             return Err(HelmError::Failed {
                 chart: release.chart.clone(),

@@ -30,8 +30,8 @@ pub use engine::{
 };
 pub use origin::{shared_probe, values_origin, SharedProbe, ValuesLayer, ValuesOrigin};
 pub use releases::{
-    argo_destination, declared_releases, is_namespace, is_release_name, releases, ChartEntry,
-    DeclarationError, Declared, RenderedDeclaration,
+    argo_destination, declared_releases, is_dns1123_subdomain, is_namespace, is_release_name,
+    releases, ChartEntry, DeclarationError, Declared, RenderedDeclaration,
 };
 
 /// How long one `helm template` may run before it is killed.

@@ -71,18 +71,44 @@ impl<'a> ChartIndex<'a> {
     }
 
     /// The chart at `path` (relative to the repository root), resolved against the repository
-    /// root, if that folder is one of `charts` or holds a chart.
-    fn resolve(&self, path: &str) -> Option<PathBuf> {
+    /// root, if that folder is one of `charts` or holds a chart. `Err`: the folder is outside
+    /// the repository, as written or once symlinks are followed (Helm is never handed it).
+    fn resolve(&self, path: &str) -> Result<Option<PathBuf>, String> {
         let full = under(self.repo_root, Path::new(path.trim_start_matches('/')));
-        (self.known.contains(&full) || is_chart(&full)).then_some(full)
+        self.inside(path, &full, self.repo_root)?;
+        Ok((self.known.contains(&full) || is_chart(&full)).then_some(full))
+    }
+
+    /// `Err` when `full` (what `path` names from `base`) is outside the repository, as written
+    /// or once symlinks are followed.
+    fn inside(&self, path: &str, full: &Path, base: &Path) -> Result<(), String> {
+        let outside = |how: String| {
+            Err(format!(
+                "chart path {path} {how}, outside the repository: not rendered (Helm is never handed a folder outside it)"
+            ))
+        };
+        let absolute = |p: &Path| normalize(&std::path::absolute(p).unwrap_or_else(|_| p.into()));
+        let root = absolute(self.repo_root);
+        if !absolute(full).starts_with(absolute(base)) || !absolute(full).starts_with(&root) {
+            return outside(format!("is {}", absolute(full).display()));
+        }
+        if let Ok(real) = std::fs::canonicalize(full) {
+            let real_root = std::fs::canonicalize(&root).unwrap_or(root);
+            if !real.starts_with(&real_root) {
+                return outside(format!("resolves to {}", real.display()));
+            }
+        }
+        Ok(())
     }
 
     /// The chart at `path` as a GitOps declaration in `declared_in` names it: relative to the
     /// root of its source, which is the repository's root, or (for a GitOps tree kept in a
     /// folder of the repository) the outermost folder above the declaration that holds it.
-    fn resolve_declared(&self, path: &str, declared_in: &Path) -> Option<PathBuf> {
-        if let Some(found) = self.resolve(path) {
-            return Some(found);
+    /// `Err`: no chart inside the repository, and the path from its root leaves it.
+    fn resolve_declared(&self, path: &str, declared_in: &Path) -> Result<Option<PathBuf>, String> {
+        let from_root = self.resolve(path);
+        if let Ok(Some(found)) = from_root {
+            return Ok(Some(found));
         }
         let relative = Path::new(path.trim_start_matches('/'));
         // Absolute: a path as walked is relative to the working directory.
@@ -95,11 +121,15 @@ impl<'a> ChartIndex<'a> {
             .take_while(|a| a.starts_with(&root) && *a != root)
             .collect();
         bases.reverse();
-        bases.into_iter().find_map(|base| {
+        for base in bases {
             let full = normalize(&base.join(relative));
-            let inside = full.starts_with(base);
-            (inside && (self.known.contains(&full) || is_chart(&full))).then_some(full)
-        })
+            if full.starts_with(base) && (self.known.contains(&full) || is_chart(&full)) {
+                // A chart found from a folder: inside it as written; symlinks followed, too.
+                self.inside(path, &full, base)?;
+                return Ok(Some(full));
+            }
+        }
+        from_root
     }
 
     fn key(&self, chart: &Path) -> PathBuf {
@@ -200,7 +230,9 @@ fn is_dns1123_label(s: &str) -> bool {
         && bytes.last().is_some_and(alnum)
 }
 
-fn is_dns1123_subdomain(s: &str) -> bool {
+/// Whether `s` is a DNS-1123 subdomain (what Kubernetes allows as most objects' names):
+/// lowercase letters, digits, '-' and '.', at most 253 characters; never a `/`.
+pub fn is_dns1123_subdomain(s: &str) -> bool {
     s.len() <= 253 && s.split('.').all(is_dns1123_label)
 }
 
@@ -253,8 +285,13 @@ fn argo_releases(
         let Some(path) = source.get_str("path") else {
             continue;
         };
-        let Some(chart) = index.resolve_declared(path, at.file) else {
-            continue;
+        let chart = match index.resolve_declared(path, at.file) {
+            Ok(Some(chart)) => chart,
+            Ok(None) => continue,
+            Err(message) => {
+                errors.push(at.error(source.get("path").unwrap_or(source), message));
+                continue;
+            }
         };
         let helm = source.get("helm");
         let name_node = helm
@@ -444,11 +481,16 @@ fn flux_release(
     if kind != "GitRepository" && kind != "Bucket" {
         return;
     }
-    let chart = chart_spec
-        .get_str("chart")
-        .and_then(|p| index.resolve_declared(p, at.file));
-    let Some(chart) = chart else {
+    let Some(path) = chart_spec.get_str("chart") else {
         return;
+    };
+    let chart = match index.resolve_declared(path, at.file) {
+        Ok(Some(chart)) => chart,
+        Ok(None) => return,
+        Err(message) => {
+            errors.push(at.error(chart_spec.get("chart").unwrap_or(chart_spec), message));
+            return;
+        }
     };
     let name = root.get_path(&["metadata", "name"]).and_then(Node::text);
     let target = spec.get_str("targetNamespace");
@@ -671,7 +713,9 @@ pub fn declared_releases(
         }
     }
     for entry in config {
-        let Some(chart) = index.resolve(&entry.path.to_string_lossy()) else {
+        // One leaving the repository is an error of the config, at its line (`config.rs`); a
+        // symlinked folder that leaves it is not rendered either.
+        let Ok(Some(chart)) = index.resolve(&entry.path.to_string_lossy()) else {
             continue;
         };
         out.push(Release {
@@ -697,7 +741,7 @@ pub fn declared_releases(
     for (file, stream) in manifests.iter().filter(|(f, _)| failed.contains(f)) {
         for doc in &stream.documents {
             for path in declared_chart_paths(&doc.root) {
-                if let Some(chart) = index.resolve_declared(path, file) {
+                if let Ok(Some(chart)) = index.resolve_declared(path, file) {
                     declared.insert(index.key(&chart));
                 }
             }

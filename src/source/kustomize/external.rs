@@ -9,6 +9,7 @@ use std::process::Command;
 
 use super::kustomization::{self};
 use super::load::{find_kustomization, resources_of};
+use super::vet;
 use super::{
     normalize, LoadRestrictor, Options, RenderError, RenderErrorKind, Rendered, Reorder, Sources,
 };
@@ -23,10 +24,13 @@ fn on_path(name: &str) -> Option<PathBuf> {
 }
 
 /// Every path a kustomization tree names, checked before the external tool may read it: no
-/// remote resource (the tool would fetch it or run `git`/`ssh`), every local path inside the
-/// repository once symlinks are followed (under `LoadRestrictionsNone` too, generators
-/// included), nothing that needs Helm. Only then does the tool run, so what it reads is what
-/// gpulint checked.
+/// remote resource or file (the tool would fetch it or run `git`/`ssh`), every local path inside
+/// the repository once symlinks are followed (under `LoadRestrictionsNone` too, generators
+/// included) and outside `.git`, nothing that needs Helm or a plugin. The tree must read the
+/// same to kustomize as to gpulint ([`vet`]: kustomize's field names only, written exactly; no
+/// merge key, no tag); generator, transformer and validator configs (files or inline) are
+/// builtin plugins whose paths are checked too. Only then does the tool run, so what it reads
+/// is what gpulint checked.
 fn check_tree(dir: &Path, sources: &dyn Sources, options: &Options) -> Result<(), RenderError> {
     // No boundary (a library caller's choice, as for the built-in renderer): the filesystem
     // root, so only remoteness, Helm and file types are checked. The CLI always sets one.
@@ -60,81 +64,49 @@ fn check_tree(dir: &Path, sources: &dyn Sources, options: &Options) -> Result<()
                 format!("reading '{}': {e}", kf.display()),
             )
         })?;
+        let vetted = |r: vet::Refusal| {
+            RenderError::new(
+                RenderErrorKind::LoadRestrictor,
+                &kf,
+                Some(r.span),
+                format!("security; {}", r.message),
+            )
+        };
+        vet::check_stream(&stream, false).map_err(vetted)?;
         let Some(root) = stream.documents.first().map(|doc| &doc.root) else {
             continue;
         };
+        vet::check_fields(root).map_err(vetted)?;
+        vet::check_keys(root).map_err(vetted)?;
         if let Some(e) = kustomization::first_remote(root, &kf) {
             return Err(e);
         }
+        let place = Place {
+            boundary: &boundary,
+            file: &kf,
+            dir: &d,
+        };
         for entry in root.as_map().unwrap_or_default() {
             let Some(key) = entry.key.text() else {
-                continue;
+                continue; // check_fields refused it
             };
             let value = &entry.value;
-            let refuse = |node: &Node, message: String| {
-                RenderError::new(
-                    RenderErrorKind::LoadRestrictor,
-                    &kf,
-                    Some(node.span),
-                    message,
-                )
-            };
             if matches!(
                 key,
                 "helmCharts" | "helmChartInflationGenerator" | "helmGlobals"
             ) {
-                return Err(refuse(
+                return Err(place.refuse(
                     &entry.key,
                     format!("`{key}` not rendered: gpulint does not let kustomize run helm"),
                 ));
             }
-            let paths = kustomization::references(key, value);
-            for kustomization::Reference {
-                node,
-                written,
-                folder_ok,
-            } in paths
-            {
-                let path = normalize(&d.join(written));
-                let real = crate::source::repo::resolve_inside(&path, Some(&boundary));
-                match real {
-                    Err(refused @ crate::source::repo::Refused::Outside { .. }) => {
-                        return Err(refuse(
-                            node,
-                            format!("security; `{key}: {written}` {refused}"),
-                        ));
-                    }
-                    Err(_) if !path.starts_with(&boundary) => {
-                        return Err(refuse(
-                            node,
-                            format!(
-                                "security; `{key}: {written}` is outside the repository ({}): gpulint never reads it",
-                                boundary.display()
-                            ),
-                        ));
-                    }
-                    // Missing: the tool would take a name it cannot find for a remote one.
-                    Err(_) if matches!(key, "resources" | "bases" | "components") => {
-                        return Err(RenderError::new(
-                            RenderErrorKind::MissingResource,
-                            &kf,
-                            Some(node.span),
-                            format!("`{key}: {written}`: no such file or directory"),
-                        ));
-                    }
-                    Err(_) => {} // an inline patch, or the tool's own error
-                    Ok(real) if real.is_dir() => {
-                        if folder_ok {
-                            todo.push(path);
-                        }
-                    }
-                    Ok(real) => {
-                        if let Err(refused) =
-                            crate::source::repo::check_file(&real, Some(&boundary))
-                        {
-                            return Err(refuse(node, format!("`{key}: {written}` {refused}")));
-                        }
-                    }
+            if matches!(key, "generators" | "transformers" | "validators") {
+                check_plugins(&place, key, value, sources)?;
+                continue;
+            }
+            for r in kustomization::references(key, value) {
+                if let Some(folder) = place.check(key, r.node, r.written, r.folder_ok)? {
+                    todo.push(folder);
                 }
             }
         }
@@ -142,9 +114,205 @@ fn check_tree(dir: &Path, sources: &dyn Sources, options: &Options) -> Result<()
     Ok(())
 }
 
+/// Where a path was written: the kustomization file, its folder, the repository.
+struct Place<'a> {
+    boundary: &'a Path,
+    /// The file errors point into (the kustomization, or a plugin config file).
+    file: &'a Path,
+    /// The folder paths are relative to (the kustomization's).
+    dir: &'a Path,
+}
+
+impl Place<'_> {
+    fn refuse(&self, node: &Node, message: String) -> RenderError {
+        RenderError::new(
+            RenderErrorKind::LoadRestrictor,
+            self.file,
+            Some(node.span),
+            message,
+        )
+    }
+
+    /// One path written under `key`: refused when remote, outside the repository (symlinks
+    /// followed), in `.git`, or a folder holding a symlink that leaves the repository where a
+    /// file is expected. `Some(folder)`: a kustomization folder to check in turn.
+    fn check(
+        &self,
+        key: &str,
+        node: &Node,
+        written: &str,
+        folder_ok: bool,
+    ) -> Result<Option<PathBuf>, RenderError> {
+        if kustomization::is_remote(written) {
+            return Err(kustomization::remote_not_rendered(
+                self.file, node, key, written,
+            ));
+        }
+        let path = normalize(&self.dir.join(written));
+        let in_git = |p: &Path| vet::names_git(p.strip_prefix(self.boundary).unwrap_or(p));
+        if in_git(&path) {
+            return Err(self.refuse(
+                node,
+                format!("security; `{key}: {written}` is in `.git`: gpulint never hands it to kustomize"),
+            ));
+        }
+        let real = crate::source::repo::resolve_inside(&path, Some(self.boundary));
+        match real {
+            Err(refused @ crate::source::repo::Refused::Outside { .. }) => Err(self.refuse(
+                node,
+                format!("security; `{key}: {written}` {refused}"),
+            )),
+            Err(_) if !path.starts_with(self.boundary) => Err(self.refuse(
+                node,
+                format!(
+                    "security; `{key}: {written}` is outside the repository ({}): gpulint never reads it",
+                    self.boundary.display()
+                ),
+            )),
+            // Missing: the tool would take a name it cannot find for a remote one.
+            Err(_) if matches!(key, "resources" | "bases" | "components") => {
+                Err(RenderError::new(
+                    RenderErrorKind::MissingResource,
+                    self.file,
+                    Some(node.span),
+                    format!("`{key}: {written}`: no such file or directory"),
+                ))
+            }
+            Err(_) => Ok(None), // an inline patch, a field path, or the tool's own error
+            Ok(real) if in_git(&real) => Err(self.refuse(
+                node,
+                format!("security; `{key}: {written}` resolves into `.git`: gpulint never hands it to kustomize"),
+            )),
+            Ok(real) if real.is_dir() => {
+                if folder_ok {
+                    return Ok(Some(path));
+                }
+                // A folder of files (a generator's `files: [dir]` reads each file in it).
+                match crate::source::repo::symlink_leaving(&real, self.boundary) {
+                    Some((link, refused)) => Err(self.refuse(
+                        node,
+                        format!("security; `{key}: {written}` holds {}, which {refused}", link.display()),
+                    )),
+                    None => Ok(None),
+                }
+            }
+            Ok(real) => match crate::source::repo::check_file(&real, Some(self.boundary)) {
+                Err(refused) => Err(self.refuse(node, format!("`{key}: {written}` {refused}"))),
+                Ok(_) => Ok(None),
+            },
+        }
+    }
+}
+
+/// `generators`, `transformers` or `validators`: each entry a plugin config file or an inline
+/// config (a string kustomize parses as YAML); a folder (a kustomization whose output would be
+/// the configs) is refused. Each config is a builtin plugin; every path it names is checked
+/// from the kustomization's folder (where kustomize reads it) and from the config's own.
+fn check_plugins(
+    place: &Place<'_>,
+    key: &str,
+    value: &Node,
+    sources: &dyn Sources,
+) -> Result<(), RenderError> {
+    let items: Vec<&Node> = match &value.value {
+        Value::Seq(items) => items.iter().collect(),
+        _ if value.is_null() => Vec::new(),
+        _ => vec![value],
+    };
+    for item in items {
+        let Some(text) = item.text() else {
+            return Err(place.refuse(item, format!("security; `{key}` entries are strings")));
+        };
+        // Kustomize takes an entry that parses as a resource for an inline config, else a path:
+        // both readings are checked.
+        let inline = crate::source::yaml::Stream::parse(text);
+        if inline.documents.iter().any(|d| d.root.as_map().is_some()) {
+            vet::check_stream(&inline, true).map_err(|r| {
+                place.refuse(
+                    item,
+                    format!("security; inline `{key}` entry: {}", r.message),
+                )
+            })?;
+            for doc in &inline.documents {
+                let paths = vet::plugin_config(&doc.root).map_err(|r| {
+                    place.refuse(
+                        item,
+                        format!("security; inline `{key}` entry: {}", r.message),
+                    )
+                })?;
+                for p in paths {
+                    // Inline nodes carry no place in the file: errors point at the entry.
+                    place.check(key, item, p.written, false)?;
+                }
+            }
+        }
+        if text.contains('\n') {
+            continue;
+        }
+        let Some(path) = place.check(key, item, text, true)? else {
+            let path = normalize(&place.dir.join(text));
+            if !sources.is_file(&path) {
+                continue; // missing: the tool's own error
+            }
+            let stream = sources.load(&path).map_err(|e| {
+                RenderError::new(
+                    RenderErrorKind::Io,
+                    &path,
+                    None,
+                    format!("reading '{}': {e}", path.display()),
+                )
+            })?;
+            let config = Place {
+                boundary: place.boundary,
+                file: &path,
+                dir: place.dir,
+            };
+            let own = Place {
+                dir: path.parent().unwrap_or(place.dir),
+                ..config
+            };
+            let vetted = |r: vet::Refusal| {
+                RenderError::new(
+                    RenderErrorKind::LoadRestrictor,
+                    &path,
+                    Some(r.span),
+                    format!("security; {}", r.message),
+                )
+            };
+            vet::check_stream(&stream, true).map_err(vetted)?;
+            for doc in &stream.documents {
+                for p in vet::plugin_config(&doc.root).map_err(vetted)? {
+                    config.check(key, p.node, p.written, false)?;
+                    own.check(key, p.node, p.written, false)?;
+                }
+            }
+            continue;
+        };
+        return Err(place.refuse(
+            item,
+            format!(
+                "security; `{key}: {text}` is a folder ({}): gpulint hands kustomize only plugin config files it checked; list the files",
+                path.display()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// How long one external render may take (at most: what is left of the run's budget), how much
+/// it may print, and its address space.
+const TOOL_LIMITS: crate::source::child::Limits = crate::source::child::Limits {
+    timeout: std::time::Duration::from_secs(60),
+    max_output: 64 << 20,
+    max_memory: Some(crate::source::child::MAX_CHILD_MEMORY),
+};
+
 /// Runs the external tool on `dir`; the YAML stream it printed. Only after [`check_tree`]: no
-/// network, no plugins, no helm, no exec (the tools' defaults, which gpulint never turns on).
+/// network, no plugins, no helm, no exec (the tools' defaults, which gpulint never turns on),
+/// an environment with no proxy, no plugin home, git with no transport and `HOME` a private
+/// empty folder; within [`TOOL_LIMITS`].
 pub(crate) fn run_tool(dir: &Path, options: &Options) -> Result<String, RenderError> {
+    let failed = |message: String| RenderError::new(RenderErrorKind::External, dir, None, message);
     let (mut cmd, _) = if let Some(k) = on_path("kustomize") {
         let mut c = Command::new(k);
         c.arg("build");
@@ -154,14 +322,10 @@ pub(crate) fn run_tool(dir: &Path, options: &Options) -> Result<String, RenderEr
         c.arg("kustomize");
         (c, "kubectl")
     } else {
-        return Err(RenderError::new(
-            RenderErrorKind::External,
-            dir,
-            None,
-            "neither `kustomize` nor `kubectl` is on PATH",
+        return Err(failed(
+            "neither `kustomize` nor `kubectl` is on PATH".to_string(),
         ));
     };
-    cmd.arg(dir);
     // Always said, never left to a default: every path was checked inside the repository.
     cmd.arg(match options.load_restrictor {
         LoadRestrictor::None => "--load-restrictor=LoadRestrictionsNone",
@@ -173,23 +337,51 @@ pub(crate) fn run_tool(dir: &Path, options: &Options) -> Result<String, RenderEr
             cmd.arg("--reorder").arg("none");
         }
     }
-    let out = cmd.output().map_err(|e| {
-        RenderError::new(
-            RenderErrorKind::External,
-            dir,
-            None,
-            format!("running {cmd:?}: {e}"),
-        )
-    })?;
-    if !out.status.success() {
-        return Err(RenderError::new(
-            RenderErrorKind::External,
-            dir,
-            None,
-            String::from_utf8_lossy(&out.stderr).trim().to_string(),
-        ));
+    cmd.arg("--").arg(dir);
+    let home = tempfile::Builder::new()
+        .prefix("gpulint-kustomize-")
+        .tempdir()
+        .map_err(|e| failed(format!("making a private HOME for kustomize: {e}")))?;
+    crate::source::child::sanitize_env(&mut cmd, home.path());
+    let program = cmd.get_program().to_string_lossy().into_owned();
+    let left = options.budget.remaining();
+    if left.is_zero() {
+        return Err(failed(format!(
+            "not rendered: the run's {} s for renderers (--render-budget) are spent",
+            options.budget.total().as_secs()
+        )));
     }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    let limits = crate::source::child::Limits {
+        timeout: TOOL_LIMITS.timeout.min(left),
+        ..TOOL_LIMITS
+    };
+    let ended = crate::source::child::run(&mut cmd, limits)
+        .map_err(|e| failed(format!("running {program}: {e}")))?;
+    match ended {
+        crate::source::child::Ended::Exited {
+            status,
+            stdout,
+            stderr,
+        } => {
+            if !status.success() {
+                return Err(failed(String::from_utf8_lossy(&stderr).trim().to_string()));
+            }
+            Ok(String::from_utf8_lossy(&stdout).into_owned())
+        }
+        crate::source::child::Ended::TimedOut => Err(failed(format!(
+            "{program} took more than {} s: stopped, not rendered{}",
+            limits.timeout.as_secs(),
+            if limits.timeout < TOOL_LIMITS.timeout {
+                " (the end of the run's --render-budget)"
+            } else {
+                ""
+            }
+        ))),
+        crate::source::child::Ended::TooMuchOutput => Err(failed(format!(
+            "{program} printed more than {} MiB: stopped, not rendered",
+            TOOL_LIMITS.max_output >> 20
+        ))),
+    }
 }
 
 pub fn render_external(
@@ -215,6 +407,18 @@ pub fn render_external(
             &kfile,
             None,
             format!("unparsable output: {}", e.message),
+        ));
+    }
+    if out.documents.len() > options.max_objects {
+        return Err(RenderError::new(
+            RenderErrorKind::TooLarge,
+            &kfile,
+            None,
+            format!(
+                "kustomize rendered {} objects, more than {} (--max-render-objects): not linted",
+                out.documents.len(),
+                options.max_objects
+            ),
         ));
     }
     // The inputs: every resource file reachable through resources/bases/components.

@@ -143,6 +143,10 @@ pub(crate) struct Ctx<'a> {
     budget: Budget,
 }
 
+/// How deep bases and components may nest in one render: each level is a frame of the
+/// recursive build, and a chain of thousands would overflow the stack. Real trees nest a few.
+pub(crate) const MAX_DEPTH: usize = 100;
+
 pub(crate) fn render(
     dir: &Path,
     sources: &dyn Sources,
@@ -195,12 +199,14 @@ pub(crate) fn render(
 fn base_uses(root: &Path, sources: &dyn Sources) -> Option<HashMap<PathBuf, usize>> {
     let mut uses: HashMap<PathBuf, usize> = HashMap::new();
     let mut seen: HashSet<PathBuf> = HashSet::new();
-    let mut todo = vec![root.to_path_buf()];
-    while let Some(dir) = todo.pop() {
+    // With its depth: deeper than a render may nest, the render fails anyway (and a chain of
+    // thousands would be walked again from each of its roots).
+    let mut todo = vec![(root.to_path_buf(), 0usize)];
+    while let Some((dir, depth)) = todo.pop() {
         if !seen.insert(dir.clone()) {
             continue;
         }
-        if seen.len() > MAX_RENDERED_OBJECTS {
+        if seen.len() > MAX_RENDERED_OBJECTS || depth > MAX_DEPTH {
             return None;
         }
         let kfile = find_kustomization(&dir, sources)?;
@@ -216,7 +222,7 @@ fn base_uses(root: &Path, sources: &dyn Sources) -> Option<HashMap<PathBuf, usiz
             let path = normalize(&dir.join(&r.text));
             if sources.is_dir(&path) {
                 *uses.entry(path.clone()).or_default() += 1;
-                todo.push(path);
+                todo.push((path, depth + 1));
             }
         }
     }
@@ -330,6 +336,17 @@ impl Ctx<'_> {
             let (f, s) = from.map_or((dir, None), |(f, s)| (f, Some(s)));
             return Err(missing_kustomization(dir, f, s));
         };
+        if self.stack.len() >= MAX_DEPTH {
+            let (f, s) = from.map_or((kfile.as_path(), None), |(f, s)| (f, Some(s)));
+            return Err(RenderError::new(
+                RenderErrorKind::TooLarge,
+                f,
+                s,
+                format!(
+                    "more than {MAX_DEPTH} nested kustomizations (a base of a base of ...): not rendered"
+                ),
+            ));
+        }
         let stream = self.load(&kfile, &kfile, None)?;
         if !self.kustomizations.contains(&kfile) {
             self.kustomizations.push(kfile.clone());

@@ -29,6 +29,7 @@ mod replace;
 mod select;
 mod smp;
 mod transform;
+mod vet;
 
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
@@ -51,6 +52,30 @@ pub fn kustomization_file(dir: &Path) -> Option<PathBuf> {
         .iter()
         .map(|n| dir.join(n))
         .find(|p| p.is_file())
+}
+
+/// The folders the kustomization in `dir` lists under `resources` or `bases` (its bases, not
+/// its components), normalized; nothing when it has no kustomization or does not parse.
+pub fn listed_bases(dir: &Path, sources: &dyn Sources) -> Vec<PathBuf> {
+    let dir = normalize(dir);
+    let Some(file) = load::find_kustomization(&dir, sources) else {
+        return Vec::new();
+    };
+    let Ok(stream) = sources.load(&file) else {
+        return Vec::new();
+    };
+    let Some(root) = stream.documents.first().map(|d| &d.root) else {
+        return Vec::new();
+    };
+    ["resources", "bases"]
+        .iter()
+        .filter_map(|key| root.get(key).and_then(Node::as_seq))
+        .flatten()
+        .filter_map(Node::text)
+        .filter(|t| !kustomization::is_remote(t))
+        .map(|t| normalize(&dir.join(t)))
+        .filter(|p| sources.is_dir(p))
+        .collect()
 }
 
 /// Which files a kustomization may read (kustomize's `--load-restrictor`).
@@ -83,6 +108,9 @@ pub struct Options {
     /// The most objects one render may hold ([`MAX_RENDERED_OBJECTS`] unless the command line
     /// raises it with `--max-render-objects`).
     pub max_objects: usize,
+    /// The run's time for renderer programs, shared with Helm (`--render-budget`): the external
+    /// tool gets what is left of it, at most its own timeout.
+    pub budget: Arc<crate::source::child::Budget>,
 }
 
 impl Default for Options {
@@ -92,6 +120,7 @@ impl Default for Options {
             reorder: Reorder::default(),
             boundary: None,
             max_objects: MAX_RENDERED_OBJECTS,
+            budget: Arc::default(),
         }
     }
 }

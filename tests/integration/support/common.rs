@@ -17,6 +17,7 @@ pub const GPULINT_ENV: &[&str] = &[
     "NO_COLOR",
     "SOURCE_DATE_EPOCH",
     "GPULINT_TEST_PAUSE_BEFORE_RENAME",
+    "GPULINT_RENDER_BUDGET",
 ];
 
 /// The gpulint binary with none of `GPULINT_ENV` set, run in the crate root unless the caller
