@@ -142,13 +142,7 @@ fn render(run: &Run, linter: &Linter) {
         g.lines().all(|l| l.starts_with("::")),
         "github output broken:\n{g}"
     );
-    let inv = inventory::workloads(
-        linter,
-        &run.files,
-        &run.units,
-        &run.releases,
-        &run.placement,
-    );
+    let inv = inventory::of_run(linter, run);
     let _ = inventory::table(linter, &inv);
 }
 

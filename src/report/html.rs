@@ -459,13 +459,7 @@ fn severity_rank(s: Severity) -> u8 {
 
 pub fn render(run: &Run, page: &Page) -> String {
     let linter = page.linter;
-    let inventory = super::inventory::workloads(
-        linter,
-        &run.files,
-        &run.units,
-        &run.releases,
-        &run.placement,
-    );
+    let inventory = super::inventory::of_run(linter, run);
     let findings: Vec<&Finding> = run
         .findings
         .iter()

@@ -209,6 +209,17 @@ fn pod_sets_json(
     (out, total)
 }
 
+/// [`workloads`] of a run's inputs.
+pub fn of_run(linter: &Linter, run: &crate::lint::Run) -> Value {
+    workloads(
+        linter,
+        &run.files,
+        &run.units,
+        &run.releases,
+        &run.placement,
+    )
+}
+
 /// Every workload linted: plain files as written, Kustomize roots and Helm releases as rendered
 /// (each rendered object placed at its origin, with the render it belongs to), with its pod
 /// sets and GPU totals, and the totals per namespace.

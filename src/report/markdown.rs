@@ -134,13 +134,7 @@ fn suggested(f: &Finding) -> String {
 
 pub fn render(run: &Run, page: &Page) -> String {
     let linter = page.linter;
-    let inventory = super::inventory::workloads(
-        linter,
-        &run.files,
-        &run.units,
-        &run.releases,
-        &run.placement,
-    );
+    let inventory = super::inventory::of_run(linter, run);
     let mut md = String::new();
     let _ = writeln!(md, "## gpulint sizing report: {}\n", cell(&page.repo));
     let metrics = match &linter.usage {

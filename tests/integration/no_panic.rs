@@ -1004,13 +1004,7 @@ fn render(run: &Run, linter: &Linter) {
         "github: a message broke out of its workflow command:\n{g}"
     );
 
-    let inv = inventory::workloads(
-        linter,
-        &run.files,
-        &run.units,
-        &run.releases,
-        &run.placement,
-    );
+    let inv = inventory::of_run(linter, run);
     for w in inv["workloads"].as_array().expect("inventory workloads") {
         assert!(
             w["line"].as_u64().is_some_and(|n| n >= 1),
