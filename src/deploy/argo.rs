@@ -80,9 +80,15 @@ pub(super) fn applications(
         .and_then(Node::as_seq)
         .unwrap_or_default()
     {
-        let Some(params) = generate(generator, roots, &set, notes) else {
+        let Some(mut params) = generate(generator, roots, &set, notes) else {
             continue;
         };
+        if out.len() + params.len() > MAX_APPLICATIONS {
+            notes.push(format!(
+                "Argo CD ApplicationSet {set}: more than {MAX_APPLICATIONS} Applications; the rest are not followed"
+            ));
+            params.truncate(MAX_APPLICATIONS.saturating_sub(out.len()));
+        }
         for p in params {
             let filled = fill(template, &p, go);
             let label = p
@@ -130,6 +136,10 @@ fn of_spec(spec: &Node, by: &str) -> Vec<ArgoApp> {
 
 type Params = BTreeMap<String, String>;
 
+/// The most Applications one ApplicationSet is expanded into: a matrix of two long lists is a
+/// product, and a repository file must not make a run build millions of them.
+const MAX_APPLICATIONS: usize = 10_000;
+
 /// The parameter sets of one generator; `None` (with a note) for one gpulint cannot expand.
 fn generate(
     generator: &Node,
@@ -176,6 +186,14 @@ fn generate(
             };
             let left = generate(a, roots, set, notes)?;
             let right = generate(b, roots, set, notes)?;
+            if left.len().saturating_mul(right.len()) > MAX_APPLICATIONS {
+                notes.push(format!(
+                    "Argo CD ApplicationSet {set}: its matrix makes {} × {} Applications, more than {MAX_APPLICATIONS}; not expanded",
+                    left.len(),
+                    right.len()
+                ));
+                return None;
+            }
             Some(
                 left.iter()
                     .flat_map(|l| {
@@ -430,6 +448,45 @@ mod tests {
         );
         assert_eq!(notes.len(), 1, "{notes:?}");
         assert!(notes[0].contains("clusters generator"), "{notes:?}");
+    }
+
+    #[test]
+    fn a_matrix_too_large_is_not_expanded() {
+        let list = |n: usize| {
+            let items: Vec<String> = (0..n).map(|i| format!("          - {{c{i}: x}}")).collect();
+            format!("      - list:\n          elements:\n{}\n", items.join("\n"))
+        };
+        let text = format!(
+            "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata: {{name: big}}\nspec:\n  generators:\n  - matrix:\n      generators:\n{}{}  template:\n    spec:\n      source: {{path: apps}}\n      destination: {{name: x}}\n",
+            list(200),
+            list(200)
+        );
+        let mut notes = Vec::new();
+        let apps = applications(&object(&text), &[], &mut notes);
+        assert!(apps.is_empty());
+        assert!(notes.iter().any(|n| n.contains("200 × 200")), "{notes:?}");
+    }
+
+    #[test]
+    fn any_template_text_is_handled() {
+        let alphabet = ['{', '}', '.', 'a', ' ', 'é'];
+        let params: Params = [("a".to_string(), "x".to_string())].into();
+        let mut stack = vec![String::new()];
+        while let Some(text) = stack.pop() {
+            for go in [false, true] {
+                let out = fill_text(&text, &params, go);
+                if !text.contains("{{") {
+                    assert_eq!(out, text);
+                }
+            }
+            if text.chars().count() < 6 {
+                for c in alphabet {
+                    stack.push(format!("{text}{c}"));
+                }
+            }
+        }
+        assert_eq!(fill_text("{{a}}-{{ .a }}", &params, true), "x-x");
+        assert_eq!(fill_text("{{a}}-{{b}}", &params, false), "x-{{b}}");
     }
 
     #[test]

@@ -195,6 +195,26 @@ mod tests {
     }
 
     #[test]
+    fn any_text_of_the_syntax_characters_is_handled() {
+        // Every string of up to 6 characters over the characters the syntax uses: no panic, and
+        // a text without `${` is never changed.
+        let alphabet = ['$', '{', '}', ':', '=', '-', 'A', 'é'];
+        let v = vars(&[("A", "x")]);
+        let mut stack = vec![String::new()];
+        while let Some(text) = stack.pop() {
+            let out = expand(&text, &v);
+            if !text.contains("${") {
+                assert_eq!(out, None, "{text:?}");
+            }
+            if text.chars().count() < 6 {
+                for c in alphabet {
+                    stack.push(format!("{text}{c}"));
+                }
+            }
+        }
+    }
+
+    #[test]
     fn typed_again_and_disabled_objects_kept() {
         let s = Stream::parse(
             "a: ${GPUS}\nb: \"${GPUS}\"\n---\nmetadata:\n  annotations:\n    kustomize.toolkit.fluxcd.io/substitute: disabled\na: ${GPUS}\n",
