@@ -537,6 +537,15 @@ mod tests {
             (Some("vllm".into()), Some(4), "-tp 4".into()),
             "the last spelling written wins"
         );
+        // vLLM reads `_` as `-` in long options (issue 26: 4 × 2 on 8 GPUs was "4 idle").
+        assert_eq!(
+            ranks("  - name: a\n    image: vllm/vllm-openai:v0.10.0\n    args: [\"--tensor-parallel-size\", \"4\", \"--pipeline_parallel_size\", \"2\"]\n"),
+            (
+                Some("vllm".into()),
+                Some(8),
+                "--tensor-parallel-size 4 × --pipeline_parallel_size 2".into()
+            )
+        );
         assert_eq!(
             ranks("  - name: a\n    image: python:3.11\n    command: [python3, -m, sglang.launch_server]\n    args: [--tp, \"2\"]\n"),
             (Some("sglang".into()), Some(2), "--tp 2".into())
