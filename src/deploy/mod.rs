@@ -131,7 +131,8 @@ pub fn place(
         .collect();
     let flux = flux_kustomizations(files, &sources, &units);
     let config_maps = config_maps(files, &sources, &units);
-    let mut deployments = flux_deployments(&flux, &config_maps, &config, root.as_deref(), notes);
+    let mut deployments =
+        flux_deployments(files, &flux, &config_maps, &config, root.as_deref(), notes);
     deployments.extend(argo_deployments(
         files,
         &sources,
@@ -219,6 +220,12 @@ pub fn place(
                 continue;
             }
             seen.push(key);
+            if let Some(why) = d.post.overlay_error(&unit.objects) {
+                notes.push(format!(
+                    "{}: its patches do not apply to the render of {} ({why}); linted without them",
+                    d.by, unit.name
+                ));
+            }
             let mut objects = unit.objects.clone();
             let substituted = d.post.apply(&mut objects);
             placed.push(RenderUnit {
@@ -517,6 +524,7 @@ fn source_folder(declared_in: &Path, path: &str, root: Option<&Path>) -> Option<
 /// deployments reaching its own file (so `clusters/prod/apps.yaml`'s `./apps/prod` is prod's
 /// even when `apps/prod` holds more Kustomizations), else the config's or the layout's.
 fn flux_deployments(
+    files: &[SourceFile],
     flux: &[FluxKustomization],
     config_maps: &[ConfigMap],
     config: &[(String, Vec<PathBuf>)],
@@ -643,19 +651,43 @@ fn flux_deployments(
             .map(|(cm, _)| cm)
             .collect();
         let substitute = substitution(f.object, ns, &visible, &by, notes);
+        // `spec.patches` and `spec.images`, as a kustomization of their own.
+        let entries: Vec<crate::source::yaml::Entry> = ["patches", "images"]
+            .iter()
+            .filter_map(|key| {
+                let spec = f.object.get("spec")?.as_map()?;
+                let entry = spec.iter().find(|e| e.key.text() == Some(*key))?;
+                let mut entry = entry.clone();
+                if entry.value.span.source.index().is_none() {
+                    entry.key.set_source(SourceId::file(f.file));
+                    entry.value.set_source(SourceId::file(f.file));
+                }
+                Some(entry)
+            })
+            .collect();
+        let overlay = (!entries.is_empty())
+            .then(|| files.get(f.file))
+            .flatten()
+            .map(|file| crate::source::units::Overlay {
+                node: Node {
+                    value: crate::source::yaml::Value::Map(entries),
+                    ..f.object.clone()
+                },
+                file: f.file_path.clone(),
+                stream: file.stream.clone(),
+            });
         let post = PostRender {
+            overlay,
             namespace: tagged(&["spec", "targetNamespace"]),
             default_namespace: None,
             name_prefix: tagged(&["spec", "namePrefix"]),
             name_suffix: tagged(&["spec", "nameSuffix"]),
             substitute,
         };
-        for key in ["patches", "images", "components"] {
-            if f.object.get_path(&["spec", key]).is_some() {
-                notes.push(format!(
-                    "{by}: spec.{key} is not applied by gpulint yet; its render is linted without it"
-                ));
-            }
+        if f.object.get_path(&["spec", "components"]).is_some() {
+            notes.push(format!(
+                "{by}: spec.components is not applied by gpulint yet; its render is linted without it"
+            ));
         }
         out.push(Deployment {
             cluster: clusters[i].clone(),

@@ -47,6 +47,9 @@ pub struct RenderUnit {
 /// the span of the field in the declaring file (tagged with its run index).
 #[derive(Clone, Debug, Default)]
 pub struct PostRender {
+    /// Patches and image rewrites (Flux's `spec.patches`, `spec.images`) as a mapping with
+    /// those keys, in the declaring file (its path and parse), applied before the namespace.
+    pub overlay: Option<Overlay>,
     pub namespace: Option<Node>,
     /// The namespace of the objects that name none (Argo CD's `destination.namespace`).
     pub default_namespace: Option<String>,
@@ -55,13 +58,31 @@ pub struct PostRender {
     pub substitute: Option<crate::source::substitute::Substitution>,
 }
 
+/// An applier's patches and image rewrites, and the file that writes them.
+#[derive(Clone, Debug)]
+pub struct Overlay {
+    pub node: Node,
+    pub file: PathBuf,
+    pub stream: Arc<Stream>,
+}
+
 impl PostRender {
     pub fn is_empty(&self) -> bool {
-        self.namespace.is_none()
+        self.overlay.is_none()
+            && self.namespace.is_none()
             && self.default_namespace.is_none()
             && self.name_prefix.is_none()
             && self.name_suffix.is_none()
             && self.substitute.is_none()
+    }
+
+    /// Why the overlay does not apply to a root's render, if it does not.
+    pub fn overlay_error(&self, objects: &[Node]) -> Option<String> {
+        let o = self.overlay.as_ref()?;
+        let mut copy = objects.to_vec();
+        kustomize::overlay_rendered(&mut copy, &o.node, &o.file, &o.stream)
+            .err()
+            .map(|e| e.message)
     }
 
     /// Applies it to a root's rendered objects, in Flux's order: the kustomize transforms, then
@@ -71,6 +92,11 @@ impl PostRender {
         let mut substituted = BTreeSet::new();
         if self.is_empty() {
             return substituted;
+        }
+        if let Some(o) = &self.overlay {
+            // A patch that matches nothing fails the applier's reconciliation; here the
+            // objects keep what applied before it (`overlay_error` says why, once).
+            let _ = kustomize::overlay_rendered(objects, &o.node, &o.file, &o.stream);
         }
         kustomize::transform_rendered(
             objects,

@@ -987,3 +987,73 @@ fn a_flux_target_namespace_names_the_objects_and_the_fix_addresses_the_root() {
     assert_eq!(rendered_field(&staging, "vllm", "cpu"), "3700m");
     assert_eq!(rendered_field(&staging, "vllm", "memory"), "25Gi");
 }
+
+#[test]
+fn a_flux_kustomizations_patches_and_images_are_applied() {
+    let (_tmp, root) = fixture();
+    // staging's Kustomization patches the vLLM Deployment (3 replicas, 40Gi) and pins the image.
+    edit(
+        &root,
+        "clusters/staging/apps.yaml",
+        "  path: ./apps/staging\n",
+        "  path: ./apps/staging\n  patches:\n    - target:\n        kind: Deployment\n        name: vllm-qwen3-32b\n      patch: |\n        - op: replace\n          path: /spec/replicas\n          value: 3\n    - patch: |\n        apiVersion: apps/v1\n        kind: Deployment\n        metadata:\n          name: vllm-qwen3-32b\n          namespace: ml-inference\n        spec:\n          template:\n            spec:\n              containers:\n                - name: vllm\n                  resources:\n                    requests:\n                      memory: 40Gi\n                    limits:\n                      memory: 40Gi\n  images:\n    - name: vllm/vllm-openai\n      newTag: v0.10.2\n",
+    );
+    let (_, stdout, stderr) =
+        output(
+            gpulint()
+                .current_dir(&root)
+                .args(["inventory", ".", "--format", "json"]),
+        );
+    let inv: Value = serde_json::from_str(&stdout).unwrap_or_else(|_| panic!("{stderr}"));
+    let vllm: Vec<(String, i64)> = inv["workloads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w["name"] == "vllm-qwen3-32b")
+        .map(|w| {
+            (
+                w["cluster"].as_str().unwrap_or("-").to_string(),
+                w["gpus"].as_i64().unwrap_or(-1),
+            )
+        })
+        .collect();
+    // 3 replicas × 2 GPUs in staging (the JSON 6902 patch), prod untouched (2 × 2).
+    assert_eq!(
+        vllm,
+        [("prod".to_string(), 4), ("staging".to_string(), 6)],
+        "{stderr}"
+    );
+    // The strategic-merge patch's 40Gi is what staging is judged by, and the finding is shown
+    // on its line in the Kustomization.
+    let (_, report, stderr) = lint_json(&root, &["."]);
+    let mem: Vec<(String, String, i64, String)> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["cluster"] == "staging" && f["rule"] == "MEM002")
+        .map(|f| {
+            let s = |v: &Value| v.as_str().unwrap_or_default().to_string();
+            (
+                s(&f["object"]["name"]),
+                s(&f["file"]),
+                f["line"].as_i64().unwrap_or(0),
+                s(&f["message"]),
+            )
+        })
+        .collect();
+    assert_eq!(mem.len(), 1, "{mem:?}\n{stderr}");
+    assert_eq!(mem[0].1, "clusters/staging/apps.yaml", "{mem:?}");
+    assert!(mem[0].3.contains("requests 40Gi"), "{mem:?}");
+    // A patch that matches nothing is said, and the render is linted without it.
+    edit(
+        &root,
+        "clusters/staging/apps.yaml",
+        "          name: vllm-qwen3-32b\n          namespace",
+        "          name: no-such-deployment\n          namespace",
+    );
+    let (_, _, stderr) = output(gpulint().current_dir(&root).args(["."]));
+    assert!(
+        stderr.contains("its patches do not apply to the render of"),
+        "{stderr}"
+    );
+}

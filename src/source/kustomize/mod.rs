@@ -322,6 +322,44 @@ pub fn transform_rendered(
     *objects = acc.into_iter().map(|r| r.node).collect();
 }
 
+/// The patches and image rewrites an applier adds on top of a root's render (Flux's
+/// `spec.patches` and `spec.images`), applied to the objects already rendered as kustomize
+/// applies a kustomization's own. `overlay` is a mapping with those two keys, its nodes in
+/// `stream` (the declaring file: inline patches are placed in it, so a finding on a patched
+/// value lands on the patch's line there).
+pub fn overlay_rendered(
+    objects: &mut Vec<Node>,
+    overlay: &Node,
+    file: &Path,
+    stream: &Stream,
+) -> Result<(), RenderError> {
+    let mut doc = stream.clone();
+    doc.documents = vec![crate::source::yaml::Document {
+        root: overlay.clone(),
+    }];
+    doc.error = None;
+    let k = kustomization::parse(&doc, file)?;
+    let mut acc: Vec<load::Res> = std::mem::take(objects)
+        .into_iter()
+        .map(load::Res::new)
+        .collect();
+    let result = (|| {
+        for p in &k.patches {
+            // Flux's patches are inline; a `path:` names nothing it would read.
+            let Some(inline) = &p.inline else { continue };
+            let parsed = kustomization::parse_inline(inline, &doc.text);
+            let docs: Vec<Node> = parsed.documents.into_iter().map(|d| d.root).collect();
+            select::apply_patch(&mut acc, p, &docs, file)?;
+        }
+        for i in &k.images {
+            transform::image(&mut acc, i);
+        }
+        Ok(())
+    })();
+    *objects = acc.into_iter().map(|r| r.node).collect();
+    result
+}
+
 /// Puts `namespace` on the namespaced objects that name none, as an applier does with the
 /// objects it is given (Argo CD's `destination.namespace`); the node is made up (no file).
 pub fn default_namespace(objects: &mut [Node], namespace: &str) {
