@@ -161,10 +161,11 @@ pub fn names_git(path: &Path) -> bool {
 }
 
 /// Whether `path` (below `root`, symlinks resolved or none on the way) is git's own: a `.git`
-/// component at any depth, or inside the git folder that a `.git` file (a worktree's, a
-/// submodule's: `gitdir: …`) or a `.git` symlink at `root` or a folder on the way names, or
-/// inside that folder's `commondir` (a worktree's points at the main repository's folder,
-/// whose `config` holds the credential). Outside `root`: whether it names `.git`.
+/// component at any depth, inside a folder git takes for a git folder ([`is_git_dir`]), or
+/// inside the git folder that a `.git` file (a worktree's, a submodule's: `gitdir: …`) or a
+/// `.git` symlink at `root` or a folder on the way names, or inside that folder's `commondir`
+/// (a worktree's points at the main repository's folder, whose `config` holds the
+/// credential). Outside `root`: whether it names `.git`.
 pub fn in_git(path: &Path, root: &Path) -> bool {
     let Ok(below) = path.strip_prefix(root) else {
         return names_git(path);
@@ -175,9 +176,10 @@ pub fn in_git(path: &Path, root: &Path) -> bool {
     let mut folder = root.to_path_buf();
     let mut parts = below.components().peekable();
     loop {
-        if git_dirs_named_at(&folder)
-            .iter()
-            .any(|dir| path.starts_with(dir))
+        if is_git_dir(&folder)
+            || git_dirs_named_at(&folder)
+                .iter()
+                .any(|dir| path.starts_with(dir))
         {
             return true;
         }
@@ -187,6 +189,15 @@ pub fn in_git(path: &Path, root: &Path) -> bool {
             _ => return false,
         }
     }
+}
+
+/// Whether git would take `folder` for a git folder (its `is_git_directory`): a `HEAD` file and
+/// an `objects` folder or a `commondir` file. Finds the git folder of a worktree or submodule
+/// whatever names it (a `--separate-git-dir`, `.git/modules/…`), and a bare repository.
+fn is_git_dir(folder: &Path) -> bool {
+    std::fs::symlink_metadata(folder.join("HEAD")).is_ok_and(|m| m.is_file())
+        && (std::fs::symlink_metadata(folder.join("objects")).is_ok_and(|m| m.is_dir())
+            || std::fs::symlink_metadata(folder.join("commondir")).is_ok_and(|m| m.is_file()))
 }
 
 /// The git folders `folder/.git` names when it is not a plain folder (see [`in_git`]), real.
@@ -549,6 +560,64 @@ mod tests {
         std::fs::remove_file(chart.join("templates/leak.yaml")).unwrap();
         link(&tmp.path().join("gone.yaml"), "gone.yaml");
         assert!(symlink_leaving(&chart, &root).is_some());
+    }
+
+    /// `.git` is outside the boundary: a `.git` component (any case), the git folder a `.git`
+    /// file names and its `commondir`, any folder git would take for a git folder, also
+    /// through a link; files beside them are read.
+    #[cfg(unix)]
+    #[test]
+    fn git_s_own_folders_are_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(tmp.path()).unwrap();
+        for dir in [".git", "sub/.GIT", "meta", "common/objects", "wt", "plain"] {
+            std::fs::create_dir_all(root.join(dir)).unwrap();
+        }
+        for file in [
+            ".git/config",
+            "sub/.GIT/config",
+            "meta/config",
+            "common/config",
+            "wt/config",
+            "plain/config",
+            "plain/HEAD",
+        ] {
+            std::fs::write(root.join(file), "x\n").unwrap();
+        }
+        // A worktree's `.git` file naming `meta`, whose `commondir` names `common`.
+        std::fs::write(root.join("wt/.git"), "gitdir: ../meta\n").unwrap();
+        std::fs::write(root.join("meta/HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::fs::write(root.join("meta/commondir"), "../common\n").unwrap();
+        std::fs::write(root.join("common/HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::os::unix::fs::symlink("meta", root.join("link")).unwrap();
+        for refused in [
+            ".git/config",
+            "sub/.GIT/config",
+            "link/config",
+            "meta/config",
+            "common/config",
+            "wt/../meta/config",
+        ] {
+            let outcome = read_file(&root.join(refused), Some(&root));
+            assert!(
+                matches!(outcome, Err(Refused::InGit)),
+                "{refused}: {outcome:?}"
+            );
+        }
+        assert!(git_dirs_named_at(&root.join("wt")).contains(&root.join("common")));
+        // A file beside a `.git` file, and a folder holding a `HEAD` but no `objects`.
+        for read in ["wt/config", "plain/config"] {
+            assert!(read_file(&root.join(read), Some(&root)).is_ok(), "{read}");
+        }
+        let beneath = Beneath::open(&root);
+        for refused in [".git/config", "meta/config"] {
+            let outcome = beneath.read(&root.join(refused));
+            assert!(
+                matches!(outcome, Err(Refused::InGit)),
+                "{refused}: {outcome:?}"
+            );
+        }
+        assert!(beneath.read(&root.join("wt/config")).unwrap().is_some());
     }
 
     #[test]
