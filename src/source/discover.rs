@@ -122,38 +122,20 @@ fn roots_under(dir: &Path, config: &dyn Excludes) -> (Vec<PathBuf>, HashSet<Path
 /// tracks nothing there yet, when libgit2 cannot read the index (a sparse index), or when a
 /// submodule is there (its files are in its own index).
 fn tracked_under(dir: &Path, config: &dyn Excludes) -> Option<(Vec<PathBuf>, HashSet<PathBuf>)> {
-    const MODE_TYPE: u32 = 0o170000;
-    const MODE_FILE: u32 = 0o100000;
-    const MODE_GITLINK: u32 = 0o160000;
-    let repo = crate::source::repo::open_git(dir)?;
-    let workdir = normalize(repo.workdir()?);
-    let below = dir.strip_prefix(&workdir).ok()?;
-    // `dir` as git writes paths: relative to the work tree, `/`-separated, with a trailing `/`.
-    let mut prefix = Vec::new();
-    for part in below.components() {
-        prefix.extend_from_slice(part.as_os_str().as_encoded_bytes());
-        prefix.push(b'/');
-    }
-    // `.git/index`, also under `git commit -a`, whose hooks get a temporary index in
-    // GIT_INDEX_FILE (libgit2 does not read it): the same paths but for deletions, which can
-    // only add a root that is then rendered and dropped.
-    let index = repo.index().ok()?;
+    let index = git_index(dir)?.ok()?;
+    let below = dir.strip_prefix(&index.workdir).ok()?;
     let mut roots = Vec::new();
     let mut files = HashSet::new();
-    for entry in index.iter() {
-        let Some(relative) = entry.path.strip_prefix(prefix.as_slice()) else {
+    for (relative, mode) in index.entries {
+        let Ok(relative) = relative.strip_prefix(below) else {
             continue;
         };
-        let mode = entry.mode & MODE_TYPE;
         if mode == MODE_GITLINK {
             return None;
         }
         if mode != MODE_FILE {
             continue; // a symlink: the walk does not follow one either
         }
-        let Some(relative) = git_path(relative) else {
-            continue;
-        };
         let path = dir.join(relative);
         if is_kustomization(&path) && !config.is_excluded(&path) {
             roots.extend(path.parent().map(Path::to_path_buf));
@@ -166,6 +148,41 @@ fn tracked_under(dir: &Path, config: &dyn Excludes) -> Option<(Vec<PathBuf>, Has
     roots.sort();
     roots.dedup();
     Some((roots, files))
+}
+
+/// The type bits of an index entry's mode: a regular file (executable or not), a symlink, a
+/// submodule.
+pub(crate) const MODE_TYPE: u32 = 0o170000;
+pub(crate) const MODE_FILE: u32 = 0o100000;
+pub(crate) const MODE_SYMLINK: u32 = 0o120000;
+pub(crate) const MODE_GITLINK: u32 = 0o160000;
+
+/// What git's index lists: every tracked path of the work tree.
+pub(crate) struct GitIndex {
+    /// The work tree, as libgit2 found it (normalized).
+    pub workdir: PathBuf,
+    /// Each path relative to `workdir`, with its type ([`MODE_TYPE`] bits of its mode).
+    pub entries: Vec<(PathBuf, u32)>,
+}
+
+/// git's index of the work tree holding `dir` (found through [`crate::source::repo::open_git`]):
+/// `None` outside a work tree, an error when libgit2 cannot read the index (a sparse index).
+/// Paths git itself would not write (empty, `.`, `..` parts) are left out.
+pub(crate) fn git_index(dir: &Path) -> Option<Result<GitIndex, git2::Error>> {
+    let repo = crate::source::repo::open_git(dir)?;
+    let workdir = normalize(repo.workdir()?);
+    // `.git/index`, also under `git commit -a`, whose hooks get a temporary index in
+    // GIT_INDEX_FILE (libgit2 does not read it): the same paths but for deletions, which can
+    // only add a root that is then rendered and dropped.
+    let index = match repo.index() {
+        Ok(index) => index,
+        Err(e) => return Some(Err(e)),
+    };
+    let entries = index
+        .iter()
+        .filter_map(|entry| Some((git_path(&entry.path)?, entry.mode & MODE_TYPE)))
+        .collect();
+    Some(Ok(GitIndex { workdir, entries }))
 }
 
 /// A path as git's index writes it (bytes, `/`-separated) as a relative path; `None` for one

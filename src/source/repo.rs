@@ -65,6 +65,9 @@ pub enum Refused {
     TooLarge {
         bytes: u64,
     },
+    /// In `.git` (at any depth), or in the git folder a `.git` file names: the repository's own
+    /// metadata, whose `config` may hold the checkout's credential.
+    InGit,
     Io(std::io::Error),
 }
 
@@ -78,6 +81,11 @@ impl fmt::Display for Refused {
                 root.display()
             ),
             Refused::NotRegular { what } => write!(f, "not a regular file (a {what})"),
+            Refused::InGit => write!(
+                f,
+                "is in `.git` (git's own folder, which may hold the checkout's credential): \
+                 gpulint never reads it nor hands it to a renderer"
+            ),
             Refused::TooLarge { bytes } => write!(
                 f,
                 "too large ({bytes} bytes; gpulint reads files of at most {} MiB)",
@@ -94,7 +102,7 @@ impl From<Refused> for std::io::Error {
     fn from(r: Refused) -> std::io::Error {
         match r {
             Refused::Io(e) => e,
-            Refused::Outside { .. } => {
+            Refused::Outside { .. } | Refused::InGit => {
                 std::io::Error::new(std::io::ErrorKind::PermissionDenied, r.to_string())
             }
             _ => std::io::Error::new(std::io::ErrorKind::InvalidInput, r.to_string()),
@@ -124,8 +132,8 @@ fn kind_of(meta: &std::fs::Metadata) -> &'static str {
     }
 }
 
-/// `path` with its symlinks resolved, required to be inside `root` (`None`: anywhere, for paths
-/// only the command line names).
+/// `path` with its symlinks resolved, required to be inside `root` and not in git's own folder
+/// ([`in_git`]; `None`: anywhere, for paths only the command line names).
 pub fn resolve_inside(path: &Path, root: Option<&Path>) -> Result<PathBuf, Refused> {
     let real = std::fs::canonicalize(path).map_err(Refused::Io)?;
     if let Some(root) = root {
@@ -133,8 +141,99 @@ pub fn resolve_inside(path: &Path, root: Option<&Path>) -> Result<PathBuf, Refus
         if !real.starts_with(&root) {
             return Err(Refused::Outside { real, root });
         }
+        let written = normalize(path);
+        let written_below = written.strip_prefix(&root).unwrap_or(Path::new(""));
+        if names_git(written_below) || in_git(&real, &root) {
+            return Err(Refused::InGit);
+        }
     }
     Ok(real)
+}
+
+/// A path with a `.git` component (any case: a case-insensitive file system opens `.GIT` as
+/// `.git`).
+pub fn names_git(path: &Path) -> bool {
+    path.components().any(|c| {
+        c.as_os_str()
+            .as_encoded_bytes()
+            .eq_ignore_ascii_case(b".git")
+    })
+}
+
+/// Whether `path` (below `root`, symlinks resolved or none on the way) is git's own: a `.git`
+/// component at any depth, inside a folder git takes for a git folder ([`is_git_dir`]), or
+/// inside the git folder that a `.git` file (a worktree's, a submodule's: `gitdir: …`) or a
+/// `.git` symlink at `root` or a folder on the way names, or inside that folder's `commondir`
+/// (a worktree's points at the main repository's folder, whose `config` holds the
+/// credential). Outside `root`: whether it names `.git`.
+pub fn in_git(path: &Path, root: &Path) -> bool {
+    let Ok(below) = path.strip_prefix(root) else {
+        return names_git(path);
+    };
+    if names_git(below) {
+        return true;
+    }
+    let mut folder = root.to_path_buf();
+    let mut parts = below.components().peekable();
+    loop {
+        if is_git_dir(&folder)
+            || git_dirs_named_at(&folder)
+                .iter()
+                .any(|dir| path.starts_with(dir))
+        {
+            return true;
+        }
+        match parts.next() {
+            // The last part is the file itself.
+            Some(part) if parts.peek().is_some() => folder.push(part),
+            _ => return false,
+        }
+    }
+}
+
+/// Whether git would take `folder` for a git folder (its `is_git_directory`): a `HEAD` file and
+/// an `objects` folder or a `commondir` file. Finds the git folder of a worktree or submodule
+/// whatever names it (a `--separate-git-dir`, `.git/modules/…`), and a bare repository.
+fn is_git_dir(folder: &Path) -> bool {
+    std::fs::symlink_metadata(folder.join("HEAD")).is_ok_and(|m| m.is_file())
+        && (std::fs::symlink_metadata(folder.join("objects")).is_ok_and(|m| m.is_dir())
+            || std::fs::symlink_metadata(folder.join("commondir")).is_ok_and(|m| m.is_file()))
+}
+
+/// The git folders `folder/.git` names when it is not a plain folder (see [`in_git`]), real.
+fn git_dirs_named_at(folder: &Path) -> Vec<PathBuf> {
+    let dot_git = folder.join(".git");
+    let Ok(meta) = std::fs::symlink_metadata(&dot_git) else {
+        return Vec::new(); // the common case: one `lstat`
+    };
+    let git_dir = if meta.is_dir() {
+        return Vec::new(); // a `.git` component, refused by name
+    } else if meta.is_file() {
+        named_in(&dot_git)
+    } else {
+        Some(dot_git) // a symlink: to the folder, or to a `gitdir:` file
+    };
+    let Some(git_dir) = git_dir.and_then(|d| std::fs::canonicalize(d).ok()) else {
+        return Vec::new();
+    };
+    let git_dir = if git_dir.is_file() {
+        match named_in(&git_dir).and_then(|d| std::fs::canonicalize(d).ok()) {
+            Some(dir) => dir,
+            None => return vec![git_dir],
+        }
+    } else {
+        git_dir
+    };
+    let common = named_in(&git_dir.join("commondir")).and_then(|d| std::fs::canonicalize(d).ok());
+    std::iter::once(git_dir).chain(common).collect()
+}
+
+/// The folder a `gitdir: …` or `commondir` file names (relative to the file's folder).
+fn named_in(file: &Path) -> Option<PathBuf> {
+    let text = String::from_utf8(read_file(file, None).ok()?).ok()?;
+    let line = text.lines().next()?.trim();
+    let named = line.strip_prefix("gitdir:").unwrap_or(line).trim();
+    Some(file.parent()?.join(named))
 }
 
 /// The first symlink under `dir` that leads outside `root` (or nowhere), with why: a folder
@@ -260,6 +359,10 @@ impl Beneath {
     /// The bytes of `path` (below the root): only a regular file, reached through no symlink,
     /// at most [`MAX_FILE_BYTES`]. `Ok(None)`: there is no such file.
     pub fn read(&self, path: &Path) -> Result<Option<Vec<u8>>, Refused> {
+        // Reached through no symlink: the path as written is the real one.
+        if in_git(&normalize(path), &self.root) {
+            return Err(Refused::InGit);
+        }
         #[cfg(target_os = "linux")]
         if let (Some(fd), Ok(relative)) = (&self.fd, path.strip_prefix(&self.root)) {
             use rustix::fs::{Mode, OFlags, ResolveFlags};
@@ -327,13 +430,6 @@ fn git_files_are_regular(dot_git: &Path) -> bool {
     let regular_or_absent = |path: &Path| match std::fs::metadata(path) {
         Ok(meta) => meta.is_file(),
         Err(e) => e.kind() == std::io::ErrorKind::NotFound,
-    };
-    // The folder a `gitdir: …` or `commondir` file names (relative to the file's folder).
-    let named_in = |file: &Path| -> Option<PathBuf> {
-        let text = String::from_utf8(read_file(file, None).ok()?).ok()?;
-        let line = text.lines().next()?.trim();
-        let named = line.strip_prefix("gitdir:").unwrap_or(line).trim();
-        Some(file.parent()?.join(named))
     };
     let git_dir = match std::fs::metadata(dot_git) {
         Ok(meta) if meta.is_dir() => dot_git.to_path_buf(),
@@ -464,6 +560,64 @@ mod tests {
         std::fs::remove_file(chart.join("templates/leak.yaml")).unwrap();
         link(&tmp.path().join("gone.yaml"), "gone.yaml");
         assert!(symlink_leaving(&chart, &root).is_some());
+    }
+
+    /// `.git` is outside the boundary: a `.git` component (any case), the git folder a `.git`
+    /// file names and its `commondir`, any folder git would take for a git folder, also
+    /// through a link; files beside them are read.
+    #[cfg(unix)]
+    #[test]
+    fn git_s_own_folders_are_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(tmp.path()).unwrap();
+        for dir in [".git", "sub/.GIT", "meta", "common/objects", "wt", "plain"] {
+            std::fs::create_dir_all(root.join(dir)).unwrap();
+        }
+        for file in [
+            ".git/config",
+            "sub/.GIT/config",
+            "meta/config",
+            "common/config",
+            "wt/config",
+            "plain/config",
+            "plain/HEAD",
+        ] {
+            std::fs::write(root.join(file), "x\n").unwrap();
+        }
+        // A worktree's `.git` file naming `meta`, whose `commondir` names `common`.
+        std::fs::write(root.join("wt/.git"), "gitdir: ../meta\n").unwrap();
+        std::fs::write(root.join("meta/HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::fs::write(root.join("meta/commondir"), "../common\n").unwrap();
+        std::fs::write(root.join("common/HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::os::unix::fs::symlink("meta", root.join("link")).unwrap();
+        for refused in [
+            ".git/config",
+            "sub/.GIT/config",
+            "link/config",
+            "meta/config",
+            "common/config",
+            "wt/../meta/config",
+        ] {
+            let outcome = read_file(&root.join(refused), Some(&root));
+            assert!(
+                matches!(outcome, Err(Refused::InGit)),
+                "{refused}: {outcome:?}"
+            );
+        }
+        assert!(git_dirs_named_at(&root.join("wt")).contains(&root.join("common")));
+        // A file beside a `.git` file, and a folder holding a `HEAD` but no `objects`.
+        for read in ["wt/config", "plain/config"] {
+            assert!(read_file(&root.join(read), Some(&root)).is_ok(), "{read}");
+        }
+        let beneath = Beneath::open(&root);
+        for refused in [".git/config", "meta/config"] {
+            let outcome = beneath.read(&root.join(refused));
+            assert!(
+                matches!(outcome, Err(Refused::InGit)),
+                "{refused}: {outcome:?}"
+            );
+        }
+        assert!(beneath.read(&root.join("wt/config")).unwrap().is_some());
     }
 
     #[test]

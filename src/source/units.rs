@@ -220,6 +220,14 @@ impl Sources for RunSources {
                 "outside the repository: gpulint never reads it",
             ));
         }
+        // With a boundary, `read_file` refuses git's folder (symlinks followed); without one,
+        // a `.git` as written still is.
+        if crate::source::repo::names_git(
+            path.strip_prefix(self.boundary.as_deref().unwrap_or(Path::new("")))
+                .unwrap_or(&path),
+        ) {
+            return Err(crate::source::repo::Refused::InGit.into());
+        }
         let mut state = self.lock();
         let index = match state.by_path.get(&path) {
             Some(&i) => i,

@@ -24,6 +24,8 @@ mod hostile_charts;
 #[cfg(unix)]
 mod hostile_exec;
 #[cfg(unix)]
+mod hostile_git;
+#[cfg(unix)]
 mod hostile_kustomize;
 mod hostile_markdown;
 mod hostile_secrets;

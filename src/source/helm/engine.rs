@@ -210,6 +210,9 @@ pub struct HelmEngine {
     /// The run's time for renderer programs (`--render-budget`, shared with the Kustomize
     /// fallback): a `helm` run gets what is left of it, at most `timeout`.
     pub budget: std::sync::Arc<crate::source::child::Budget>,
+    /// The private copies of the charts rendered so far ([`super::stage`]: a render never sees
+    /// the chart folder itself), one per chart for the run.
+    staged: Arc<std::sync::Mutex<std::collections::HashMap<PathBuf, Arc<super::stage::Staged>>>>,
 }
 
 /// What one `helm` run may print (stdout and stderr each): a chart that prints more is an
@@ -264,6 +267,7 @@ impl HelmEngine {
             binary,
             timeout: DEFAULT_TIMEOUT,
             budget: std::sync::Arc::default(),
+            staged: Arc::default(),
         }
     }
 
@@ -362,6 +366,25 @@ impl HelmEngine {
         Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
     }
 
+    /// The private copy of `chart` ([`super::stage`]), made once per run.
+    fn staged(&self, chart: &Path) -> Result<Arc<super::stage::Staged>, HelmError> {
+        let mut staged = match self.staged.lock() {
+            Ok(s) => s,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        if let Some(copy) = staged.get(chart) {
+            return Ok(copy.clone());
+        }
+        let copy = Arc::new(
+            super::stage::stage(chart).map_err(|refused| HelmError::Refused {
+                file: refused.file,
+                message: refused.message,
+            })?,
+        );
+        staged.insert(chart.to_path_buf(), copy.clone());
+        Ok(copy)
+    }
+
     /// Renders `release` like `helm template NAME CHART --namespace NS -f V1 -f V2 …`: its values
     /// sources in order (inline values are written to temporary files), then `override_values`
     /// (a JSON object, applied last) if given.
@@ -453,16 +476,23 @@ impl HelmEngine {
         args.extend(values.iter().map(|v| v.as_os_str()));
         args.push("--".as_ref());
         args.push(release.name.as_ref());
-        args.push(release.chart.as_os_str());
+        // Helm is handed the chart's private copy: its tracked files, no `.git`, no link.
+        let staged = self.staged(&release.chart)?;
+        args.push(staged.chart.as_os_str());
         let out = self
             .run(&args)?
             .map_err(|why| self.stopped(why, &release.chart, &release.name))?;
         if !out.status.success() {
+            // Helm names the copy: name the chart instead.
+            let stderr = String::from_utf8_lossy(&out.stderr).trim().replace(
+                &*staged.chart.to_string_lossy(),
+                &release.chart.to_string_lossy(),
+            );
             return Err(HelmError::Failed {
                 chart: release.chart.clone(),
                 release: release.name.clone(),
                 status: out.status.to_string(),
-                stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+                stderr,
             });
         }
         let text = String::from_utf8(out.stdout)

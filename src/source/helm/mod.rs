@@ -23,6 +23,7 @@ use crate::source::yaml::{Node, ScalarKind, Stream, Value};
 mod engine;
 mod origin;
 mod releases;
+pub mod stage;
 
 pub use engine::{
     node_path_at, source_templates, template_field_location, template_location, HelmEngine,

@@ -162,6 +162,10 @@ impl Place<'_> {
                 node,
                 format!("security; `{key}: {written}` {refused}"),
             )),
+            Err(crate::source::repo::Refused::InGit) => Err(self.refuse(
+                node,
+                format!("security; `{key}: {written}` resolves into `.git`: gpulint never hands it to kustomize"),
+            )),
             Err(_) if !path.starts_with(self.boundary) => Err(self.refuse(
                 node,
                 format!(

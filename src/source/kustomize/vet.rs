@@ -8,8 +8,6 @@
 //! Generator, transformer and validator configs must be builtin plugins, and every path they
 //! name is checked like the kustomization's own.
 
-use std::path::Path;
-
 use crate::source::yaml::{first_tag, Node, Stream, Value};
 
 /// The fields of kustomize's `Kustomization` (`api/types/kustomization.go`, with the
@@ -288,9 +286,7 @@ pub(crate) fn plugin_config(doc: &Node) -> Result<Vec<ConfigPath<'_>>, Refusal> 
 
 /// A path with a `.git` component: the repository's own metadata (its config may hold the
 /// checkout's credential) is never handed to kustomize.
-pub(crate) fn names_git(path: &Path) -> bool {
-    path.components().any(|c| c.as_os_str() == ".git")
-}
+pub(crate) use crate::source::repo::names_git;
 
 #[cfg(test)]
 mod tests {
