@@ -29,6 +29,7 @@ use std::sync::Arc;
 use crate::source::discover::Input;
 use crate::source::file::{display_path, SourceFile};
 use crate::source::kustomize::{kustomization_file, normalize};
+use crate::source::repo::declaration_bases;
 use crate::source::substitute::Substitution;
 use crate::source::units::{HelmUnit, PostRender, RenderUnit};
 use crate::source::yaml::{Node, SourceId};
@@ -45,8 +46,7 @@ pub struct ClusterEntry {
 #[derive(Clone, Debug)]
 pub struct Deployment {
     pub cluster: Option<String>,
-    /// The folder applied (absolute, normalized).
-    pub path: PathBuf,
+    pub folder: Folder,
     pub post: Arc<PostRender>,
     /// For people: `Flux Kustomization flux-system/apps in clusters/prod/apps.yaml`.
     pub by: String,
@@ -118,10 +118,7 @@ pub fn place(
             (c.name.clone(), paths)
         })
         .collect();
-    let path_of = |i: usize| match &files.get(i)?.input {
-        Input::File(p) => Some(normalize(p)),
-        Input::Stdin => None,
-    };
+    let path_of = |i: usize| file_path(files, i);
     // Plain manifests, and the files read only for their declarations (a named file's run).
     let sources: Vec<usize> = files
         .iter()
@@ -272,16 +269,49 @@ impl Placement {
     }
 }
 
-/// Whether a deployment of `d.path` applies the plain file at `file`: the folder holds it and
-/// has no kustomization of its own (Flux then applies every manifest below it).
-fn covers_plain(d: &Deployment, file: &Path) -> bool {
-    file.starts_with(&d.path) && kustomization_file(&d.path).is_none()
+/// The run file's path (absolute, normalized); `None` for stdin.
+fn file_path(files: &[SourceFile], index: usize) -> Option<PathBuf> {
+    match &files.get(index)?.input {
+        Input::File(p) => Some(normalize(p)),
+        Input::Stdin => None,
+    }
 }
 
-/// Whether a deployment applies the root at `dir`: it is the folder, or a root inside a folder
-/// without a kustomization (Flux's generated kustomization takes it in).
+/// A folder an applier applies (absolute, normalized): a Kustomize root, which is applied
+/// alone, or a folder without a kustomization, whose every manifest and root below it is
+/// applied (Flux generates the kustomization; Argo CD applies the folder).
+#[derive(Clone, Debug)]
+pub struct Folder {
+    pub path: PathBuf,
+    /// No kustomization of its own: the whole tree below it is applied. Read once, here.
+    whole_tree: bool,
+}
+
+impl Folder {
+    fn new(path: PathBuf) -> Folder {
+        Folder {
+            whole_tree: kustomization_file(&path).is_none(),
+            path,
+        }
+    }
+
+    /// Whether it applies the plain manifest at `file`.
+    fn covers_file(&self, file: &Path) -> bool {
+        self.whole_tree && file.starts_with(&self.path)
+    }
+
+    /// Whether it applies the Kustomize root at `dir`.
+    fn covers_root(&self, dir: &Path) -> bool {
+        dir == self.path || (self.whole_tree && dir.starts_with(&self.path))
+    }
+}
+
+fn covers_plain(d: &Deployment, file: &Path) -> bool {
+    d.folder.covers_file(file)
+}
+
 fn covers_unit(d: &Deployment, dir: &Path) -> bool {
-    dir == d.path || (dir.starts_with(&d.path) && kustomization_file(&d.path).is_none())
+    d.folder.covers_root(dir)
 }
 
 /// A Flux Kustomization and the file it is written in.
@@ -306,10 +336,7 @@ fn flux_kustomizations<'a>(
     sources: &[usize],
     units: &'a [RenderUnit],
 ) -> Vec<FluxKustomization<'a>> {
-    let path_of = |i: usize| match &files.get(i)?.input {
-        Input::File(p) => Some(normalize(p)),
-        Input::Stdin => None,
-    };
+    let path_of = |i: usize| file_path(files, i);
     let mut out = Vec::new();
     for &i in sources {
         let Some(file) = files.get(i) else { continue };
@@ -437,10 +464,7 @@ fn argo_deployments(
     root: Option<&Path>,
     notes: &mut Vec<String>,
 ) -> Vec<Deployment> {
-    let path_of = |i: usize| match &files.get(i)?.input {
-        Input::File(p) => Some(normalize(p)),
-        Input::Stdin => None,
-    };
+    let path_of = |i: usize| file_path(files, i);
     let mut declared: Vec<(&Node, PathBuf)> = Vec::new();
     for &i in sources {
         let (Some(file), Some(path)) = (files.get(i), path_of(i)) else {
@@ -463,16 +487,7 @@ fn argo_deployments(
     }
     let mut out = Vec::new();
     for (object, file) in declared {
-        // The repository's root, then the folders above the declaration, outermost first.
-        let mut roots: Vec<PathBuf> = root.map(Path::to_path_buf).into_iter().collect();
-        let mut above: Vec<PathBuf> = file
-            .ancestors()
-            .skip(1)
-            .take_while(|a| root.is_none_or(|r| a.starts_with(r) && *a != r))
-            .map(Path::to_path_buf)
-            .collect();
-        above.reverse();
-        roots.extend(above);
+        let roots = declaration_bases(&file, root);
         for app in argo::applications(object, &roots, notes) {
             let Some(path) = source_folder(&file, &app.path, root) else {
                 notes.push(format!(
@@ -488,7 +503,7 @@ fn argo_deployments(
             }
             out.push(Deployment {
                 cluster: app.cluster,
-                path,
+                folder: Folder::new(path),
                 post: Arc::new(PostRender {
                     default_namespace: app.namespace,
                     ..PostRender::default()
@@ -507,17 +522,13 @@ fn argo_deployments(
 /// the repository or exists nowhere.
 fn source_folder(declared_in: &Path, path: &str, root: Option<&Path>) -> Option<PathBuf> {
     let relative = path.trim_start_matches('/');
-    let mut candidates: Vec<&Path> = declared_in
-        .ancestors()
-        .skip(1)
-        .take_while(|a| root.is_none_or(|r| a.starts_with(r)))
-        .collect();
-    candidates.reverse();
-    candidates.into_iter().find_map(|base| {
-        let dir = normalize(&base.join(relative));
-        let inside = root.is_none_or(|r| dir.starts_with(r)) && dir.starts_with(base);
-        (inside && dir.is_dir()).then_some(dir)
-    })
+    declaration_bases(declared_in, root)
+        .into_iter()
+        .find_map(|base| {
+            let dir = normalize(&base.join(relative));
+            let inside = root.is_none_or(|r| dir.starts_with(r)) && dir.starts_with(&base);
+            (inside && dir.is_dir()).then_some(dir)
+        })
 }
 
 /// The deployments the Flux Kustomizations declare. A Kustomization's cluster is that of the
@@ -543,18 +554,18 @@ fn flux_deployments(
                 .or_else(|| layout_cluster(&f.file_path, root))
         })
         .collect();
-    let targets: Vec<Option<PathBuf>> = flux
+    let targets: Vec<Option<Folder>> = flux
         .iter()
         .map(|f| {
             let path = f.object.get_path(&["spec", "path"]).and_then(Node::text)?;
-            source_folder(&f.file_path, path, root)
+            source_folder(&f.file_path, path, root).map(Folder::new)
         })
         .collect();
     for _ in 0..flux.len() {
         let mut changed = false;
         for (i, f) in flux.iter().enumerate() {
             let reached = flux.iter().enumerate().find_map(|(j, _)| {
-                let dir = targets[j].as_ref()?;
+                let dir = &targets[j].as_ref()?.path;
                 let applies = f.file_path.starts_with(dir) && j != i;
                 applies.then(|| clusters[j].clone()).flatten()
             });
@@ -579,12 +590,12 @@ fn flux_deployments(
                 .iter()
                 .enumerate()
                 .filter(|(j, _)| {
-                    targets[*j].as_ref().is_some_and(|dir| {
-                        let plain = !cm.rendered && cm.at.starts_with(dir);
-                        let root = cm.rendered
-                            && (cm.at == *dir
-                                || (cm.at.starts_with(dir) && kustomization_file(dir).is_none()));
-                        (plain && kustomization_file(dir).is_none()) || root
+                    targets[*j].as_ref().is_some_and(|folder| {
+                        if cm.rendered {
+                            folder.covers_root(&cm.at)
+                        } else {
+                            folder.covers_file(&cm.at)
+                        }
                     })
                 })
                 .map(|(j, _)| clusters[j].clone())
@@ -626,7 +637,7 @@ fn flux_deployments(
             ));
             continue;
         }
-        let Some(path) = targets[i].clone() else {
+        let Some(folder) = targets[i].clone() else {
             if let Some(p) = f.object.get_path(&["spec", "path"]).and_then(Node::text) {
                 notes.push(format!(
                     "{by}: spec.path {p:?} is not a folder of this repository: not followed"
@@ -691,7 +702,7 @@ fn flux_deployments(
         }
         out.push(Deployment {
             cluster: clusters[i].clone(),
-            path,
+            folder,
             post: Arc::new(post),
             by,
         });

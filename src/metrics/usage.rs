@@ -215,11 +215,29 @@ impl UsageSet {
         match &key.cluster {
             Some(_) => self.containers.get(&other(None)),
             None => {
-                let named = self.clusters();
-                let only = named.first().filter(|_| named.len() == 1)?;
+                let only = self.only_named_cluster()?;
                 self.containers.get(&other(Some(only.to_string())))
             }
         }
+    }
+
+    /// The one cluster the containers' figures name, if they name exactly one. Keys sort by
+    /// cluster first (`None` before any name): the first named key and the last key tell, in
+    /// two lookups, not a pass over every figure (this runs on every miss of a lint).
+    fn only_named_cluster(&self) -> Option<&str> {
+        let lowest_named = ContainerKey {
+            cluster: Some(String::new()),
+            ..ContainerKey::default()
+        };
+        let first = self
+            .containers
+            .range(lowest_named..)
+            .next()?
+            .0
+            .cluster
+            .as_deref()?;
+        let last = self.containers.keys().next_back()?.cluster.as_deref()?;
+        (first == last).then_some(first)
     }
 
     /// The nodes of a cluster: those that name it, else (as for [`UsageSet::get`]) those that
@@ -234,15 +252,6 @@ impl UsageSet {
             return named;
         }
         self.nodes.iter().filter(|n| n.cluster.is_none()).collect()
-    }
-
-    /// The clusters the figures name.
-    pub fn clusters(&self) -> std::collections::BTreeSet<&str> {
-        self.containers
-            .keys()
-            .filter_map(|k| k.cluster.as_deref())
-            .chain(self.nodes.iter().filter_map(|n| n.cluster.as_deref()))
-            .collect()
     }
 
     /// Adds another set's figures (a snapshot of another cluster); a container or node both
@@ -290,6 +299,30 @@ impl UsageSet {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_key_that_names_no_cluster_finds_the_one_named_cluster() {
+        let key = |c: Option<&str>, name: &str| ContainerKey {
+            cluster: c.map(str::to_string),
+            namespace: "ml".into(),
+            kind: "Deployment".into(),
+            name: name.into(),
+            container: "c".into(),
+        };
+        let mut set = UsageSet::default();
+        set.containers.insert(key(None, "plain"), Usage::default());
+        set.containers
+            .insert(key(Some("prod"), "a"), Usage::default());
+        set.containers
+            .insert(key(Some("prod"), "b"), Usage::default());
+        assert_eq!(set.only_named_cluster(), Some("prod"));
+        assert!(set.get(&key(None, "a")).is_some());
+        assert!(set.get(&key(Some("prod"), "plain")).is_some());
+        set.containers
+            .insert(key(Some("staging"), "a"), Usage::default());
+        assert_eq!(set.only_named_cluster(), None);
+        assert!(set.get(&key(None, "b")).is_none());
+    }
 
     #[test]
     fn float_noise_is_ordered_away() {

@@ -483,6 +483,64 @@ pub fn relative_to(path: &Path, root: &Path) -> Option<String> {
     )
 }
 
+/// Where a GitOps declaration's repository-relative paths may be rooted, in the order they are
+/// tried: the repository's root, then the folders between it and the declaring file, outermost
+/// first (a GitOps tree kept in a folder of the repository, such as `deploy/clusters/prod`).
+/// Paths are made absolute first: a path as walked is relative to the working directory.
+/// Without a root, only the declaring file's folder.
+pub fn declaration_bases(declared_in: &Path, root: Option<&Path>) -> Vec<PathBuf> {
+    let absolute = |p: &Path| {
+        crate::source::kustomize::normalize(&std::path::absolute(p).unwrap_or_else(|_| p.into()))
+    };
+    let declared_in = absolute(declared_in);
+    // Without a repository root, nothing above the declaration's own folder is the
+    // repository's: a repository file never sends a lookup (or the ApplicationSet git
+    // generator's walk) up the file system.
+    let Some(root) = root.map(absolute) else {
+        return declared_in
+            .parent()
+            .map(Path::to_path_buf)
+            .into_iter()
+            .collect();
+    };
+    let root = Some(root);
+    let mut above: Vec<PathBuf> = declared_in
+        .ancestors()
+        .skip(1)
+        .take_while(|a| root.as_deref().is_none_or(|r| a.starts_with(r) && *a != r))
+        .map(Path::to_path_buf)
+        .collect();
+    above.reverse();
+    root.into_iter().chain(above).collect()
+}
+
+#[cfg(test)]
+mod declaration_bases_tests {
+    use super::*;
+
+    #[test]
+    fn the_root_first_then_the_folders_down_to_the_declaration_never_above() {
+        let bases = declaration_bases(
+            Path::new("/r/deploy/clusters/prod/apps.yaml"),
+            Some(Path::new("/r")),
+        );
+        let want: Vec<PathBuf> = [
+            "/r",
+            "/r/deploy",
+            "/r/deploy/clusters",
+            "/r/deploy/clusters/prod",
+        ]
+        .iter()
+        .map(PathBuf::from)
+        .collect();
+        assert_eq!(bases, want);
+        assert_eq!(
+            declaration_bases(Path::new("/x/y/apps.yaml"), None),
+            [PathBuf::from("/x/y")]
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -111,17 +111,9 @@ impl<'a> ChartIndex<'a> {
             return Ok(Some(found));
         }
         let relative = Path::new(path.trim_start_matches('/'));
-        // Absolute: a path as walked is relative to the working directory.
-        let absolute = |p: &Path| normalize(&std::path::absolute(p).unwrap_or_else(|_| p.into()));
-        let declared_in = absolute(declared_in);
-        let root = absolute(self.repo_root);
-        let mut bases: Vec<&Path> = declared_in
-            .ancestors()
-            .skip(1)
-            .take_while(|a| a.starts_with(&root) && *a != root)
-            .collect();
-        bases.reverse();
-        for base in bases {
+        // The root was tried above: the folders between it and the declaration.
+        let bases = crate::source::repo::declaration_bases(declared_in, Some(self.repo_root));
+        for base in bases.iter().skip(1) {
             let full = normalize(&base.join(relative));
             if full.starts_with(base) && (self.known.contains(&full) || is_chart(&full)) {
                 // A chart found from a folder: inside it as written; symlinks followed, too.
