@@ -475,6 +475,7 @@ impl Config {
                 })?;
                 let release = f.string_at("release")?;
                 let namespace = f.string_at("namespace")?;
+                let remote = f.string_at("remote")?.map(|r| r.0);
                 let value_nodes: Vec<Node> = item
                     .get("values")
                     .and_then(Node::as_seq)
@@ -513,6 +514,7 @@ impl Config {
                     release,
                     namespace,
                     values: values.into_iter().map(PathBuf::from).collect(),
+                    remote,
                 });
             }
         }
@@ -1075,6 +1077,7 @@ mod tests {
                     PathBuf::from("envs/prod.yaml"),
                     PathBuf::from("envs/gpu.yaml")
                 ],
+                remote: None,
             }
         );
         assert_eq!(c.charts[1].release, None);

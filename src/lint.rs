@@ -171,35 +171,23 @@ impl Linter {
             &self.config.clusters,
             &mut notes,
         );
-        // With an engine, declarations are read even when the repository holds no chart: a
-        // HelmRelease whose chart is elsewhere is then named in a note.
-        let mut releases = match (&self.helm, found.charts.is_empty()) {
-            (None, true) => Vec::new(),
-            (Some(engine), _) => {
-                let root = self
-                    .render
-                    .boundary
-                    .clone()
-                    .unwrap_or_else(|| PathBuf::from("."));
-                units::build_helm(
-                    &found.charts,
-                    &units,
-                    &mut files,
-                    &self.config.charts,
-                    &root,
-                    engine,
-                    &mut errors,
-                    &mut notes,
-                )
-            }
-            (None, false) => {
-                notes.push(format!(
-                    "{} Helm chart(s) not linted: no helm binary (install helm, or pass --helm PATH or set GPULINT_HELM)",
-                    found.charts.len()
-                ));
-                Vec::new()
-            }
-        };
+        // Declarations are read even when the repository holds no chart or there is no engine:
+        // a HelmRelease whose chart is elsewhere is then named in a note.
+        let root = self
+            .render
+            .boundary
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("."));
+        let mut releases = units::build_helm(
+            &found.charts,
+            &units,
+            &mut files,
+            &self.config.charts,
+            &root,
+            self.helm.as_ref(),
+            &mut errors,
+            &mut notes,
+        );
         // Parse errors of the manifests; support files (templates, kustomization files) report
         // through their renders.
         for (index, file) in files.iter().enumerate() {
@@ -563,12 +551,6 @@ impl Linter {
                 };
                 for mut hit in rules::check_workload(&cx, &workload) {
                     hit.message = format!("{} [{}]", hit.message, unit.name);
-                    // A HelmRelease inside a Kustomize render takes its values from the base and
-                    // the overlays' patches: the finding points at the leaf, but gpulint does not
-                    // write there yet, so it promises no fix.
-                    if unit.release.declared_by_render {
-                        hit.fix = None;
-                    }
                     let (file, span) = self.helm_location(unit, document, &hit, files);
                     let Some(shown_in) = files.get(file) else {
                         continue;

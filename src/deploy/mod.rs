@@ -127,9 +127,17 @@ pub fn place(
         .map(|(i, _)| i)
         .collect();
     let flux = flux_kustomizations(files, &sources, &units);
+    let generators = flux_objects(files, &sources, &units, is_artifact_generator);
     let config_maps = config_maps(files, &sources, &units);
-    let mut deployments =
-        flux_deployments(files, &flux, &config_maps, &config, root.as_deref(), notes);
+    let mut deployments = flux_deployments(
+        files,
+        &flux,
+        &generators,
+        &config_maps,
+        &config,
+        root.as_deref(),
+        notes,
+    );
     deployments.extend(argo_deployments(
         files,
         &sources,
@@ -314,8 +322,8 @@ fn covers_unit(d: &Deployment, dir: &Path) -> bool {
     d.folder.covers_root(dir)
 }
 
-/// A Flux Kustomization and the file it is written in.
-struct FluxKustomization<'a> {
+/// A Flux object (a Kustomization, an ArtifactGenerator) and the file it is written in.
+struct FluxObject<'a> {
     object: &'a Node,
     /// Run index of the file that declares it.
     file: usize,
@@ -335,7 +343,25 @@ fn flux_kustomizations<'a>(
     files: &'a [SourceFile],
     sources: &[usize],
     units: &'a [RenderUnit],
-) -> Vec<FluxKustomization<'a>> {
+) -> Vec<FluxObject<'a>> {
+    flux_objects(files, sources, units, is_flux_kustomization)
+}
+
+fn is_artifact_generator(object: &Node) -> bool {
+    object.get_str("kind") == Some("ArtifactGenerator")
+        && object
+            .get_str("apiVersion")
+            .is_some_and(|a| a.starts_with("source.extensions.fluxcd.io/"))
+}
+
+/// The Flux objects `is` picks among the run's declarations: in plain files as written, in
+/// renders as rendered.
+fn flux_objects<'a>(
+    files: &'a [SourceFile],
+    sources: &[usize],
+    units: &'a [RenderUnit],
+    is: fn(&Node) -> bool,
+) -> Vec<FluxObject<'a>> {
     let path_of = |i: usize| file_path(files, i);
     let mut out = Vec::new();
     for &i in sources {
@@ -344,8 +370,8 @@ fn flux_kustomizations<'a>(
             continue;
         };
         for doc in &file.stream.documents {
-            if is_flux_kustomization(&doc.root) {
-                out.push(FluxKustomization {
+            if is(&doc.root) {
+                out.push(FluxObject {
                     object: &doc.root,
                     file: i,
                     file_path: file_path.clone(),
@@ -355,7 +381,7 @@ fn flux_kustomizations<'a>(
     }
     let mut seen = BTreeSet::new();
     for unit in units {
-        for object in unit.objects.iter().filter(|o| is_flux_kustomization(o)) {
+        for object in unit.objects.iter().filter(|o| is(o)) {
             let Some(file) = object
                 .get("kind")
                 .and_then(|k| k.span.source.index())
@@ -366,7 +392,7 @@ fn flux_kustomizations<'a>(
             let Some(file_path) = path_of(file) else {
                 continue;
             };
-            out.push(FluxKustomization {
+            out.push(FluxObject {
                 object,
                 file,
                 file_path,
@@ -531,12 +557,144 @@ fn source_folder(declared_in: &Path, path: &str, root: Option<&Path>) -> Option<
         })
 }
 
+fn source_kind<'a>(f: &FluxObject<'a>) -> &'a str {
+    f.object
+        .get_path(&["spec", "sourceRef", "kind"])
+        .and_then(Node::text)
+        .unwrap_or("GitRepository")
+}
+
+/// The folder of this repository that a Kustomization whose source is a Flux
+/// `ExternalArtifact` reads at `path`. Flux 2.7's ArtifactGenerator builds the artifact by
+/// copying folders of its sources; the generator of the Kustomization's own cluster (prod's and
+/// staging's `apps` artifacts copy different overlays) that builds it is read, and `path` is
+/// mapped back through the copy whose destination holds it. A GitRepository source is this
+/// repository (as for Kustomizations); only whole-folder copies (`@src/dir/**` to
+/// `@artifact/dest/`) are followed. The artifact keeps the copied folders' relative layout in
+/// the upstream examples, so the folder renders in place as it does in the artifact.
+fn artifact_folder<'a>(
+    f: &FluxObject,
+    path: &str,
+    generators: impl Iterator<Item = (&'a FluxObject<'a>, &'a Option<String>)>,
+    cluster: &Option<String>,
+    root: Option<&Path>,
+) -> Result<PathBuf, String> {
+    let sref = f.object.get_path(&["spec", "sourceRef"]);
+    let name = sref.and_then(|r| r.get_str("name")).unwrap_or("?");
+    let own_ns = f
+        .object
+        .get_path(&["metadata", "namespace"])
+        .and_then(Node::text)
+        .unwrap_or("flux-system");
+    let ns = sref.and_then(|r| r.get_str("namespace")).unwrap_or(own_ns);
+    let builds = |g: &'a FluxObject<'a>| -> Option<&'a Node> {
+        let g_ns = g
+            .object
+            .get_path(&["metadata", "namespace"])
+            .and_then(Node::text)
+            .unwrap_or("flux-system");
+        let artifact = g
+            .object
+            .get_path(&["spec", "artifacts"])
+            .and_then(Node::as_seq)
+            .unwrap_or_default()
+            .iter()
+            .find(|a| a.get_str("name") == Some(name));
+        artifact.filter(|_| g_ns == ns)
+    };
+    let mut candidates: Vec<(&FluxObject, &Node, bool)> = generators
+        .filter_map(|(g, c)| builds(g).map(|a| (g, a, c == cluster)))
+        .collect();
+    // The cluster's own generator first.
+    candidates.sort_by_key(|(_, _, same)| !same);
+    let Some(&(generator, artifact, _)) = candidates.first() else {
+        return Err(format!(
+            "its ExternalArtifact {ns}/{name} is built by no ArtifactGenerator of this repository"
+        ));
+    };
+    let kinds: HashMap<&str, &str> = generator
+        .object
+        .get_path(&["spec", "sources"])
+        .and_then(Node::as_seq)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|s| Some((s.get_str("alias")?, s.get_str("kind").unwrap_or("?"))))
+        .collect();
+    // Paths inside an artifact: relative, `..` refused (it cannot leave the artifact).
+    let inside_artifact = |p: &str| -> Option<PathBuf> {
+        let parts: Vec<&str> = p
+            .split('/')
+            .filter(|c| !c.is_empty() && *c != ".")
+            .collect();
+        (!parts.contains(&"..")).then(|| parts.iter().collect())
+    };
+    let Some(wanted) = inside_artifact(path) else {
+        return Err(format!("{path:?} leaves the artifact"));
+    };
+    let mut best: Option<(usize, PathBuf)> = None;
+    let mut other_source = None;
+    for copy in artifact
+        .get("copy")
+        .and_then(Node::as_seq)
+        .unwrap_or_default()
+    {
+        let (Some(from), Some(to)) = (copy.get_str("from"), copy.get_str("to")) else {
+            continue;
+        };
+        let Some(to_dir) = to.strip_prefix("@artifact") else {
+            continue;
+        };
+        let Some(to_dir) = inside_artifact(to_dir) else {
+            continue;
+        };
+        let Some((alias, rest)) = from.trim_start_matches('@').split_once('/') else {
+            continue;
+        };
+        let Some(from_dir) = rest.strip_suffix("**").and_then(inside_artifact) else {
+            continue;
+        };
+        let Ok(inside) = wanted.strip_prefix(&to_dir) else {
+            continue;
+        };
+        match kinds.get(alias).copied() {
+            Some("GitRepository") => {}
+            kind => {
+                other_source = Some(format!(
+                    "the copy into {to} comes from {}, not this repository",
+                    kind.unwrap_or("an undeclared source")
+                ));
+                continue;
+            }
+        }
+        let depth = to_dir.components().count();
+        if best.as_ref().is_none_or(|(d, _)| depth > *d) {
+            let dir = from_dir.join(inside);
+            best = Some((depth, dir));
+        }
+    }
+    let Some((_, dir)) = best else {
+        return Err(other_source.unwrap_or_else(|| {
+            format!(
+                "no whole-folder copy of ArtifactGenerator {} puts {path:?} in its artifact {name}",
+                display_path(&generator.file_path)
+            )
+        }));
+    };
+    source_folder(&f.file_path, &dir.to_string_lossy(), root).ok_or_else(|| {
+        format!(
+            "its ExternalArtifact {name} maps {path:?} to {}, not a folder of this repository",
+            dir.display()
+        )
+    })
+}
+
 /// The deployments the Flux Kustomizations declare. A Kustomization's cluster is that of the
 /// deployments reaching its own file (so `clusters/prod/apps.yaml`'s `./apps/prod` is prod's
 /// even when `apps/prod` holds more Kustomizations), else the config's or the layout's.
 fn flux_deployments(
     files: &[SourceFile],
-    flux: &[FluxKustomization],
+    flux: &[FluxObject],
+    generators: &[FluxObject],
     config_maps: &[ConfigMap],
     config: &[(String, Vec<PathBuf>)],
     root: Option<&Path>,
@@ -544,20 +702,32 @@ fn flux_deployments(
 ) -> Vec<Deployment> {
     // Cluster of each Kustomization, settled over passes: one that applies the folder of another
     // names it (at most one pass per Kustomization).
-    let mut clusters: Vec<Option<String>> = flux
-        .iter()
-        .map(|f| {
-            config
-                .iter()
-                .find(|(_, paths)| paths.iter().any(|p| f.file_path.starts_with(p)))
-                .map(|(n, _)| n.clone())
-                .or_else(|| layout_cluster(&f.file_path, root))
-        })
-        .collect();
+    let placed = |f: &FluxObject| {
+        config
+            .iter()
+            .find(|(_, paths)| paths.iter().any(|p| f.file_path.starts_with(p)))
+            .map(|(n, _)| n.clone())
+            .or_else(|| layout_cluster(&f.file_path, root))
+    };
+    let mut clusters: Vec<Option<String>> = flux.iter().map(placed).collect();
+    let generator_clusters: Vec<Option<String>> = generators.iter().map(placed).collect();
+    // Why an ExternalArtifact's path was not followed, by Kustomization.
+    let mut unfollowed: Vec<Option<String>> = vec![None; flux.len()];
     let targets: Vec<Option<Folder>> = flux
         .iter()
-        .map(|f| {
+        .enumerate()
+        .map(|(i, f)| {
             let path = f.object.get_path(&["spec", "path"]).and_then(Node::text)?;
+            if source_kind(f) == "ExternalArtifact" {
+                let generators = generators.iter().zip(&generator_clusters);
+                return match artifact_folder(f, path, generators, &clusters[i], root) {
+                    Ok(dir) => Some(Folder::new(dir)),
+                    Err(why) => {
+                        unfollowed[i] = Some(why);
+                        None
+                    }
+                };
+            }
             source_folder(&f.file_path, path, root).map(Folder::new)
         })
         .collect();
@@ -626,16 +796,20 @@ fn flux_deployments(
             "Flux Kustomization {ns}/{name} in {}",
             display_path(&f.file_path)
         );
-        let source_kind = f
-            .object
-            .get_path(&["spec", "sourceRef", "kind"])
-            .and_then(Node::text)
-            .unwrap_or("GitRepository");
-        if source_kind != "GitRepository" {
-            notes.push(format!(
-                "{by}: its source is a {source_kind}, not this repository: not followed"
-            ));
-            continue;
+        match source_kind(f) {
+            "GitRepository" => {}
+            "ExternalArtifact" => {
+                if let Some(why) = &unfollowed[i] {
+                    notes.push(format!("{by}: {why}: not followed"));
+                    continue;
+                }
+            }
+            other => {
+                notes.push(format!(
+                    "{by}: its source is a {other}, not this repository: not followed"
+                ));
+                continue;
+            }
         }
         let Some(folder) = targets[i].clone() else {
             if let Some(p) = f.object.get_path(&["spec", "path"]).and_then(Node::text) {

@@ -347,8 +347,19 @@ fn verify(
         .tempdir()
         .map_err(|e| FixError::io(&std::env::temp_dir(), e))?;
     let release = edited_release(&unit.release, repo_root, outcome, tmp.path())?;
+    renders_as_intended(engine, unit, findings, &release)
+}
+
+/// Renders `release` (the unit's release with edited values): every object must equal the
+/// unit's render plus exactly the intended changes of `findings`.
+pub(super) fn renders_as_intended(
+    engine: &HelmEngine,
+    unit: &HelmUnit,
+    findings: &[&Finding],
+    release: &Release,
+) -> Result<(), FixError> {
     let fixed = engine
-        .template(&release, None)
+        .template(release, None)
         .map_err(|e| FixError::ValuesDoNotRender(e.to_string()))?;
     let original: Vec<Json> = unit
         .rendered
@@ -403,4 +414,153 @@ fn verify(
         return Err(FixError::ValuesRenderDiffers);
     }
     Ok(())
+}
+
+/// A fix of a release that a Flux HelmRelease inside a Kustomize render declares, as a fix of
+/// that HelmRelease object (document `document` of the render): each rendered field's values
+/// leaf becomes `spec.values.<leaf>` of the object. Where the HelmRelease's own values write
+/// the leaf (in the base or an overlay's patch), the fix carries the edit there; otherwise (a
+/// chart default, a values file) it carries none and the Kustomize target sets the key, as an
+/// overlay patch where the base is shared. Whether the chart then renders exactly the intended
+/// fields is checked with the Kustomize render ([`ReleaseFix`]).
+pub(super) fn as_release_object_fix(
+    engine: &HelmEngine,
+    unit: &HelmUnit,
+    document: usize,
+    f: &Finding,
+) -> Result<Finding, FixError> {
+    use crate::source::document::Segment;
+    use crate::source::helm::ValuesLayer;
+    let fix = f.fix.as_ref().ok_or(FixError::Inconsistent("no fix"))?;
+    // The HelmRelease's own `spec.values` among the release's values sources.
+    let inline = unit
+        .release
+        .values
+        .iter()
+        .rposition(|v| matches!(v, ValuesSource::Inline { .. }));
+    let mut changes: Vec<FieldChange> = Vec::new();
+    let mut edits = Vec::new();
+    let mut source = None;
+    let mut in_place = true;
+    for change in &fix.changes {
+        let (path, value) = match change {
+            FieldChange::Set { path, value } => (path, value),
+            FieldChange::Rename { path, to } => {
+                return Err(FixError::RenameInTemplate {
+                    field: display(path),
+                    to: to.clone(),
+                })
+            }
+        };
+        let origin =
+            unit.origin(engine, fix.document, path)
+                .ok_or_else(|| FixError::NoValuesKey {
+                    field: display(path),
+                    suggested: fix.description.clone(),
+                })?;
+        let mut at = vec![Segment::Key("spec".into()), Segment::Key("values".into())];
+        at.extend(origin.key_path.iter().cloned());
+        match changes
+            .iter()
+            .find(|c| matches!(c, FieldChange::Set { path, .. } if *path == at))
+        {
+            // The twin of a requests/limits pair: one leaf writes both.
+            Some(FieldChange::Set { value: v, .. }) if v == value => continue,
+            Some(_) => return Err(FixError::SameValuesKey),
+            None => {}
+        }
+        changes.push(FieldChange::Set {
+            path: at,
+            value: value.clone(),
+        });
+        let written = origin.node.span.source;
+        let own_values = inline.is_some_and(|i| origin.values == ValuesLayer::Release(i));
+        if own_values && written.index().is_some() && source.is_none_or(|s| s == written) {
+            source = Some(written);
+            let style = origin
+                .node
+                .as_scalar()
+                .map_or(ScalarStyle::Plain, |s| s.style);
+            edits.push(Edit {
+                start: origin.node.span.start(),
+                end: origin.node.span.end(),
+                content: render_scalar(value, style),
+            });
+        } else {
+            in_place = false;
+        }
+    }
+    if !in_place {
+        edits.clear();
+    }
+    let mut g = f.clone();
+    g.fix = Some(crate::edit::Fix {
+        edits,
+        source: source.unwrap_or_default(),
+        document,
+        changes,
+        ..fix.clone()
+    });
+    Ok(g)
+}
+
+/// The Helm side of fixes written into a Flux HelmRelease inside a Kustomize render: the
+/// release, where the HelmRelease sits in the render, and each fix as the HelmRelease's
+/// (`as_release_object_fix`) with the finding on the chart's objects it comes from.
+pub(super) struct ReleaseFix<'r> {
+    pub engine: &'r HelmEngine,
+    pub unit: &'r HelmUnit,
+    pub document: usize,
+    pub fixes: Vec<(Finding, Finding)>,
+}
+
+impl ReleaseFix<'_> {
+    /// With the render `objects` the Kustomize fixes give: the chart, rendered with the
+    /// HelmRelease's values as they are now, must give exactly the intended fields of the
+    /// findings among `taken` (HelmRelease fixes).
+    pub(super) fn check(
+        &self,
+        taken: &[&Finding],
+        objects: &[crate::source::yaml::Node],
+    ) -> Result<(), FixError> {
+        let same = |a: &Finding, b: &Finding| {
+            a.rule.id == b.rule.id
+                && a.fix.as_ref().map(|x| (&x.changes, x.document))
+                    == b.fix.as_ref().map(|x| (&x.changes, x.document))
+        };
+        let originals: Vec<&Finding> = self
+            .fixes
+            .iter()
+            .filter(|(as_object, _)| taken.iter().any(|t| same(t, as_object)))
+            .map(|(_, original)| original)
+            .collect();
+        if originals.is_empty() {
+            return Ok(());
+        }
+        let object = objects
+            .get(self.document)
+            .ok_or(FixError::Inconsistent("object not found"))?;
+        let values = object
+            .get_path(&["spec", "values"])
+            .ok_or(FixError::ReleaseNotDeclared)?;
+        let mut release = self.unit.release.clone();
+        let file = release
+            .declared_in
+            .clone()
+            .ok_or(FixError::ReleaseNotDeclared)?;
+        let inline = ValuesSource::Inline {
+            file,
+            node: values.clone(),
+        };
+        // Flux merges `spec.values` last, over `valuesFiles`.
+        match release
+            .values
+            .iter()
+            .rposition(|v| matches!(v, ValuesSource::Inline { .. }))
+        {
+            Some(i) => release.values[i] = inline,
+            None => release.values.push(inline),
+        }
+        renders_as_intended(self.engine, self.unit, &originals, &release)
+    }
 }

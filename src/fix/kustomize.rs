@@ -20,6 +20,7 @@ use std::sync::Arc;
 use serde_json::Value as Json;
 
 use super::error::FixError;
+use super::helm::ReleaseFix;
 use super::overlay_patch::{add_patch_entries, extend_patch, new_patch, patch_stem};
 use super::plan::{place_in, AppliedFix, FileFix, FixPlan, Rejections, Target};
 use crate::edit::{apply, apply_change, overlaps, Edit, FieldChange, Fix};
@@ -143,6 +144,9 @@ pub(super) struct KustomizeTarget<'r> {
     /// Indices of the files the current render reads.
     reads: Vec<usize>,
     applied: BTreeMap<usize, Vec<AppliedFix>>,
+    /// Flux HelmReleases of this render whose values the fixes change: each chart is rendered
+    /// again to check them (`helm.rs`).
+    releases: Vec<ReleaseFix<'r>>,
 }
 
 fn copy(f: &SourceFile) -> SourceFile {
@@ -175,7 +179,15 @@ impl<'r> KustomizeTarget<'r> {
             objects: unit.objects.clone(),
             reads: unit.files.clone(),
             applied: BTreeMap::new(),
+            releases: Vec::new(),
         }
+    }
+
+    /// Also fixes the values of these HelmReleases of the render (their fixes are among the
+    /// findings the rounds get).
+    pub(super) fn with_releases(mut self, releases: Vec<ReleaseFix<'r>>) -> Self {
+        self.releases = releases;
+        self
     }
 
     fn path_of(&self, file: usize) -> Option<&Path> {
@@ -456,6 +468,10 @@ impl<'r> KustomizeTarget<'r> {
         let actual: Vec<Json> = rendered.objects.iter().map(plain).collect();
         if actual != expected {
             return Err(FixError::RenderDiffers);
+        }
+        let taken: Vec<&Finding> = fixes.iter().map(|(f, _)| *f).collect();
+        for release in &self.releases {
+            release.check(&taken, &rendered.objects)?;
         }
         // Files the render read beyond these (none expected) keep the indices it gave them.
         for (path, stream) in sources.added() {

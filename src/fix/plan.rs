@@ -16,7 +16,7 @@ use rayon::prelude::*;
 
 use super::error::FixError;
 use super::file::FileTarget;
-use super::helm::HelmTarget;
+use super::helm::{as_release_object_fix, HelmTarget, ReleaseFix};
 use super::kustomize::{repo_readers, KustomizeTarget};
 use crate::edit::{Applicability, ChangeNote};
 use crate::lint::{Linter, Run};
@@ -272,9 +272,49 @@ pub fn plan(linter: &Linter, run: &Run, unsafe_fixes: bool) -> FixPlan {
         plan.stdin_fixable += part.stdin_fixable;
         plan.unsafe_skipped += part.unsafe_skipped;
     }
+    // A release that a Flux HelmRelease inside a render declares is fixed through that
+    // HelmRelease object, by its render's target: its values are the object's `spec.values`.
+    let mut release_fixes: Vec<Vec<ReleaseFix>> =
+        (0..run.units.len()).map(|_| Vec::new()).collect();
+    if let Some(engine) = &linter.helm {
+        for (index, unit) in run.releases.iter().enumerate() {
+            let Some((render, document)) = unit.release.rendered_from else {
+                continue;
+            };
+            let fixable = fixable_of(&by_origin.releases[index], unsafe_fixes, &mut plan);
+            let mut rejections = Rejections::default();
+            let fixes = fixable
+                .into_iter()
+                .filter_map(
+                    |f| match as_release_object_fix(engine, unit, document, &f) {
+                        Ok(as_object) => Some((as_object, f)),
+                        Err(why) => {
+                            rejections.reject(&f, place_in(&run.files, &f), why);
+                            None
+                        }
+                    },
+                )
+                .collect::<Vec<_>>();
+            plan.rejected.extend(rejections.list);
+            if let (false, Some(slot)) = (fixes.is_empty(), release_fixes.get_mut(render)) {
+                slot.push(ReleaseFix {
+                    engine,
+                    unit,
+                    document,
+                    fixes,
+                });
+            }
+        }
+    }
     let mut readers = None;
     for (index, unit) in run.units.iter().enumerate() {
+        let releases = std::mem::take(&mut release_fixes[index]);
         let mut fixable = fixable_of(&by_origin.units[index], unsafe_fixes, &mut plan);
+        fixable.extend(
+            releases
+                .iter()
+                .flat_map(|r| r.fixes.iter().map(|(as_object, _)| as_object.clone())),
+        );
         // A root several clusters apply is one unit each: the first takes the fixes that do
         // not depend on the cluster; each says why its measured ones are not written.
         let first_of_root = run.units.iter().position(|u| u.dir == unit.dir) == Some(index);
@@ -286,11 +326,15 @@ pub fn plan(linter: &Linter, run: &Run, unsafe_fixes: bool) -> FixPlan {
         }
         // Which renders read each file: computed once, and only when a unit has fixes.
         let readers = readers.get_or_insert_with(|| repo_readers(linter, run));
-        let target = KustomizeTarget::new(linter, run, facts, readers, index, unit);
+        let target =
+            KustomizeTarget::new(linter, run, facts, readers, index, unit).with_releases(releases);
         fix_in_rounds(target, fixable, unsafe_fixes, &mut plan);
     }
     if let Some(engine) = &linter.helm {
         for (index, unit) in run.releases.iter().enumerate() {
+            if unit.release.rendered_from.is_some() {
+                continue;
+            }
             let fixable = fixable_of(&by_origin.releases[index], unsafe_fixes, &mut plan);
             if fixable.is_empty() {
                 continue;

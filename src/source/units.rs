@@ -666,7 +666,7 @@ pub fn build_helm(
     files: &mut Vec<SourceFile>,
     config_charts: &[helm::ChartEntry],
     repo_root: &Path,
-    engine: &helm::HelmEngine,
+    engine: Option<&helm::HelmEngine>,
     errors: &mut Vec<InputError>,
     notes: &mut Vec<String>,
 ) -> Vec<HelmUnit> {
@@ -689,13 +689,15 @@ pub fn build_helm(
     };
     let rendered: Vec<helm::RenderedDeclaration> = rendered_units
         .iter()
-        .flat_map(|u| {
-            u.objects
+        .enumerate()
+        .flat_map(|(u, unit)| {
+            unit.objects
                 .iter()
-                .filter(is_helm_release)
-                .map(move |o| (u, o))
+                .enumerate()
+                .filter(|(_, o)| is_helm_release(o))
+                .map(move |(i, o)| (u, unit, i, o))
         })
-        .filter_map(|(unit, object)| {
+        .filter_map(|(u, unit, i, object)| {
             let index = object.get("kind")?.span.source.index()?;
             let file = files.get(index)?;
             let Input::File(path) = &file.input else {
@@ -706,6 +708,7 @@ pub fn build_helm(
                 stream: &file.stream,
                 object,
                 cluster: unit.cluster.clone(),
+                rendered_from: (u, i),
             })
         })
         .collect();
@@ -723,6 +726,23 @@ pub fn build_helm(
         });
     }
     let releases = declared.releases;
+    // Without an engine the declarations are still read: a chart that is not in the
+    // repository is named above, and what would be rendered is counted here.
+    let Some(engine) = engine else {
+        let charts = charts.len().max(
+            releases
+                .iter()
+                .map(|r| &r.chart)
+                .collect::<std::collections::BTreeSet<_>>()
+                .len(),
+        );
+        if charts > 0 {
+            notes.push(format!(
+                "{charts} Helm chart(s) not linted: no helm binary (install helm, or pass --helm PATH or set GPULINT_HELM)"
+            ));
+        }
+        return Vec::new();
+    };
     let mut units = Vec::new();
     for release in releases {
         let name = format!(

@@ -444,12 +444,12 @@ fn a_helm_release_in_a_render_is_declared_as_its_cluster_applies_it() {
             l,
             "ml-inference".to_string(),
             "chat-server".to_string(),
-            false,
+            true,
         )
     };
     // The release is `chat` in `ml-inference`, as the HelmRelease declares it (not the chart's
     // defaults in `default`); prod's 48Gi comes from prod's patch of the values, staging's
-    // 40Gi from the base; neither is promised as a fix gpulint would write.
+    // 40Gi from the base; both are fixed (see the test below).
     assert_eq!(
         rows,
         [
@@ -493,6 +493,76 @@ fn a_helm_release_in_a_render_is_declared_as_its_cluster_applies_it() {
     assert_eq!(chat, [("prod".to_string(), 2), ("staging".to_string(), 1)]);
 }
 
+/// The memory of the HelmRelease `chat`'s values in a rendered stream.
+fn release_memory(stream: &str) -> String {
+    let at = stream
+        .find("kind: HelmRelease")
+        .unwrap_or_else(|| panic!("no HelmRelease:\n{stream}"));
+    let rest = &stream[at..];
+    let limits = rest.find("limits:").expect("limits");
+    let line = rest[limits..]
+        .lines()
+        .find(|l| l.trim_start().starts_with("memory:"))
+        .expect("memory");
+    line.split(':')
+        .nth(1)
+        .unwrap_or_default()
+        .trim()
+        .to_string()
+}
+
+#[test]
+fn a_helm_release_in_a_render_is_fixed_in_its_clusters_overlay() {
+    let (_tmp, root) = fixture();
+    let helm = helm();
+    let helm = helm.to_str().expect("helm path");
+    let base = root.join("apps/base/chat/release.yaml");
+    let base_before = std::fs::read_to_string(&base).unwrap();
+    // What each cluster's finding recommends: the fix must write exactly that.
+    let (_, report, _) = lint_json(&root, &[".", "--helm", helm, "--select", "MEM001"]);
+    let recommended = |cluster: &str| -> String {
+        findings(&report)
+            .into_iter()
+            .find(|(rule, c, _, _, message)| {
+                rule == "MEM001" && c == cluster && message.contains("[release chat of")
+            })
+            .map(|(.., value, _)| value)
+            .unwrap_or_else(|| panic!("no MEM001 on chat in {cluster}: {report}"))
+    };
+    let (prod, staging) = (recommended("prod"), recommended("staging"));
+    assert_ne!(prod, staging, "each cluster has its own figure");
+    let (code, stdout, stderr) = output(
+        gpulint()
+            .current_dir(&root)
+            .args([".", "--fix", "--select", "MEM001", "--helm", helm]),
+    );
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    // Prod's value is in prod's own patch of the values: edited there. Staging's comes from
+    // the base prod also reads: a patch of the HelmRelease in staging's overlay.
+    assert_eq!(std::fs::read_to_string(&base).unwrap(), base_before);
+    let staging_patch =
+        std::fs::read_to_string(root.join("apps/staging/gpulint-helmrelease-chat.yaml"))
+            .expect("staging's patch of the HelmRelease");
+    assert!(
+        staging_patch.contains("kind: HelmRelease"),
+        "{staging_patch}"
+    );
+    assert!(
+        std::fs::read_to_string(root.join("apps/prod/chat-values.yaml"))
+            .unwrap()
+            .contains(&format!("memory: {prod}")),
+    );
+    assert_eq!(release_memory(&kustomize(&root, "apps/prod")), prod);
+    assert_eq!(release_memory(&kustomize(&root, "apps/staging")), staging);
+    // The chart rendered with the fixed values: no MEM001 left on the release, in either cluster.
+    let (_, after, stderr) = lint_json(&root, &[".", "--helm", helm, "--select", "MEM001"]);
+    let left: Vec<_> = findings(&after)
+        .into_iter()
+        .filter(|(.., message)| message.contains("[release chat of"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}\n{stderr}");
+}
+
 #[test]
 fn a_helm_release_whose_chart_is_elsewhere_is_named_not_guessed() {
     let (_tmp, root) = fixture();
@@ -522,6 +592,88 @@ fn a_helm_release_whose_chart_is_elsewhere_is_named_not_guessed() {
         stderr.contains("HelmRelease embeddings: its chart (HelmRepository hf: text-embeddings-inference@1.2.0) is not in this repository: not rendered"),
         "{stderr}"
     );
+}
+
+/// Flux 2.7's layout (the upstream flux2-kustomize-helm-example since "Update structure for
+/// Flux 2.7"): the Kustomization reads an ExternalArtifact that an ArtifactGenerator of its
+/// cluster copies from the repository. Same verdicts as the GitRepository form.
+#[test]
+fn an_external_artifact_is_followed_through_its_generator() {
+    let (_tmp, root) = fixture();
+    let before = verdicts(&root, &["."]);
+    assert!(before.iter().any(|(_, c, _)| c == "staging"), "{before:?}");
+    edit(
+        &root,
+        "clusters/staging/apps.yaml",
+        "  path: ./apps/staging\n  prune: true\n  sourceRef:\n    kind: GitRepository\n    name: flux-system\n",
+        "  path: ./staging\n  prune: true\n  sourceRef:\n    kind: ExternalArtifact\n    name: apps\n",
+    );
+    write_files(
+        &root,
+        &[(
+            "clusters/staging/artifacts.yaml",
+            "apiVersion: source.extensions.fluxcd.io/v1beta1\nkind: ArtifactGenerator\nmetadata:\n  name: flux-system\n  namespace: flux-system\nspec:\n  sources:\n    - alias: monorepo\n      kind: GitRepository\n      name: flux-system\n  artifacts:\n    - name: apps\n      originRevision: \"@monorepo\"\n      copy:\n        - from: \"@monorepo/apps/base/**\"\n          to: \"@artifact/base/\"\n        - from: \"@monorepo/apps/staging/**\"\n          to: \"@artifact/staging/\"\n",
+        )],
+    );
+    let after = verdicts(&root, &["."]);
+    assert_eq!(after, before);
+    // A path no copy puts in the artifact is named, not guessed.
+    edit(
+        &root,
+        "clusters/staging/apps.yaml",
+        "path: ./staging",
+        "path: ./prod",
+    );
+    let (_, stdout, stderr) = output(gpulint().current_dir(&root).arg("."));
+    assert!(
+        stderr.contains("Flux Kustomization flux-system/apps in clusters/staging/apps.yaml: no whole-folder copy of ArtifactGenerator clusters/staging/artifacts.yaml puts \"./prod\" in its artifact apps: not followed"),
+        "{stdout}\n{stderr}"
+    );
+}
+
+/// A HelmRelease whose chart comes from a HelmRepository renders a vendored copy that a
+/// `charts:` entry maps to it (`remote: <source>/<chart>`), with the HelmRelease's values.
+#[test]
+fn a_remote_chart_renders_from_its_vendored_copy() {
+    let (_tmp, root) = fixture();
+    edit(
+        &root,
+        "apps/base/chat/release.yaml",
+        "      chart: ./charts/vllm-server\n      sourceRef:\n        kind: GitRepository\n        name: flux-system\n        namespace: flux-system\n",
+        "      chart: vllm-server\n      version: 0.1.0\n      sourceRef:\n        kind: HelmRepository\n        name: ours\n",
+    );
+    let helm = helm();
+    let helm = helm.to_str().expect("helm path");
+    let chat = |report: &Value| -> Vec<(String, String)> {
+        findings(report)
+            .into_iter()
+            .filter(|(.., m)| m.contains("[release chat of"))
+            .map(|(rule, cluster, ..)| (rule, cluster))
+            .collect()
+    };
+    let (_, unmapped, stderr) = lint_json(&root, &[".", "--helm", helm]);
+    assert!(chat(&unmapped).is_empty(), "{unmapped}");
+    assert!(
+        stderr.contains("(HelmRepository ours: vllm-server@0.1.0) is not in this repository: not rendered (vendor it and map it in .gpulint.yaml: `charts: [{path: <folder>, remote: ours/vllm-server}]`)"),
+        "{stderr}"
+    );
+    let config = root.join(".gpulint.yaml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(
+        &config,
+        format!("{text}charts:\n  - path: charts/vllm-server\n    remote: ours/vllm-server\n"),
+    )
+    .unwrap();
+    let (_, mapped, stderr) = lint_json(&root, &[".", "--helm", helm]);
+    assert_eq!(
+        chat(&mapped),
+        [
+            ("MEM001".to_string(), "prod".to_string()),
+            ("MEM001".to_string(), "staging".to_string())
+        ],
+        "{stderr}"
+    );
+    assert!(!stderr.contains("not in this repository"), "{stderr}");
 }
 
 /// The fixture committed in a git repository of its own (a pull request's base).

@@ -81,7 +81,7 @@ fn release(chart: PathBuf, name: &str, namespace: &str, values: Vec<ValuesSource
         values,
         declared_in: None,
         cluster: None,
-        declared_by_render: false,
+        rendered_from: None,
     }
 }
 
@@ -416,6 +416,7 @@ spec:
         release: Some("c-prod".into()),
         namespace: None,
         values: vec![PathBuf::from("envs/c.yaml")],
+        remote: None,
     }];
     let charts: Vec<PathBuf> = ["charts/a", "charts/b", "charts/c", "charts/d"]
         .iter()

@@ -263,8 +263,9 @@ pub struct Release {
     /// render a Flux HelmRelease is part of; `None` otherwise.
     pub cluster: Option<String>,
     /// Declared by a HelmRelease inside a Kustomize render (its values may come from several
-    /// files: the base and the overlays' patches).
-    pub declared_by_render: bool,
+    /// files: the base and the overlays' patches): the run's index of that render and the
+    /// HelmRelease's place among its objects. A fix of its values is a fix of that object.
+    pub rendered_from: Option<(usize, usize)>,
 }
 
 /// A Helm failure: what was rendered, and what Helm said.

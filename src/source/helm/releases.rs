@@ -30,6 +30,11 @@ pub struct ChartEntry {
     pub namespace: Option<String>,
     /// Values files, in precedence order (last wins), after the chart's own values.yaml.
     pub values: Vec<PathBuf>,
+    /// The remote chart this folder vendors, as a Flux HelmRelease names it
+    /// (`<source name>/<chart>` for a HelmRepository or OCIRepository source, the
+    /// `chartRef` name otherwise): the releases that name it render this folder. Such an
+    /// entry declares no release of its own.
+    pub remote: Option<String>,
 }
 
 /// Lexically normalizes a path: drops `.`, folds `..` into its parent.
@@ -449,39 +454,50 @@ fn argo_releases(
                 values,
                 declared_in: Some(at.file.to_path_buf()),
                 cluster: destination.clone(),
-                declared_by_render: false,
+                rendered_from: None,
             });
         }
     }
 }
 
-/// A Flux `HelmRelease` whose chart is a path in a GitRepository (or Bucket) source.
+/// A Flux `HelmRelease` whose chart is a path in a GitRepository (or Bucket) source, or a
+/// remote chart a `charts:` entry maps to a vendored folder.
 fn flux_release(
     at: &Declaring,
     root: &Node,
     index: &ChartIndex,
+    config: &[ChartEntry],
     repo_root: &Path,
     out: &mut Vec<Release>,
     errors: &mut Vec<DeclarationError>,
 ) {
     let file = at.file;
     let Some(spec) = root.get("spec") else { return };
-    let Some(chart_spec) = spec.get_path(&["chart", "spec"]) else {
-        return;
-    };
-    let kind = str_at(chart_spec, &["sourceRef", "kind"]).unwrap_or("");
-    if kind != "GitRepository" && kind != "Bucket" {
-        return;
-    }
-    let Some(path) = chart_spec.get_str("chart") else {
-        return;
-    };
-    let chart = match index.resolve_declared(path, at.file) {
-        Ok(Some(chart)) => chart,
-        Ok(None) => return,
-        Err(message) => {
-            errors.push(at.error(chart_spec.get("chart").unwrap_or(chart_spec), message));
+    let chart_spec = spec.get_path(&["chart", "spec"]);
+    let remote = remote_chart(root);
+    let chart = if let Some((key, _)) = &remote {
+        let Some(entry) = vendored(config, key) else {
             return;
+        };
+        // The entry's path was checked with the config (inside the repository).
+        match index.resolve(&entry.path.to_string_lossy()) {
+            Ok(Some(chart)) => chart,
+            _ => return,
+        }
+    } else {
+        let Some(chart_spec) = chart_spec else {
+            return;
+        };
+        let Some(path) = chart_spec.get_str("chart") else {
+            return;
+        };
+        match index.resolve_declared(path, at.file) {
+            Ok(Some(chart)) => chart,
+            Ok(None) => return,
+            Err(message) => {
+                errors.push(at.error(chart_spec.get("chart").unwrap_or(chart_spec), message));
+                return;
+            }
         }
     };
     let name = root.get_path(&["metadata", "name"]).and_then(Node::text);
@@ -519,19 +535,25 @@ fn flux_release(
         renderable = false;
     }
     let mut values = Vec::new();
-    // Values files are paths in the source (here: the repository).
+    // Values files are paths in the source: the repository for a GitRepository, the chart
+    // itself for a remote chart (here: its vendored folder).
+    let base = if remote.is_some() {
+        chart.clone()
+    } else {
+        repo_root.to_path_buf()
+    };
     let mut files: Vec<&Node> = Vec::new();
-    if let Some(f) = chart_spec.get("valuesFile") {
+    if let Some(f) = chart_spec.and_then(|c| c.get("valuesFile")) {
         files.push(f);
     }
-    for holder in [chart_spec, spec] {
+    for holder in chart_spec.into_iter().chain([spec]) {
         if let Some(list) = holder.get("valuesFiles").and_then(Node::as_seq) {
             files.extend(list.iter());
         }
     }
     for node in files {
         let Some(f) = node.text() else { continue };
-        match repo_path(repo_root, repo_root, f.trim_start_matches("./")) {
+        match repo_path(repo_root, &base, f.trim_start_matches("./")) {
             Ok(p) if p.is_file() => values.push(ValuesSource::File(p)),
             Ok(p) => {
                 errors.push(at.error(
@@ -565,7 +587,7 @@ fn flux_release(
         values,
         declared_in: Some(file.to_path_buf()),
         cluster: None,
-        declared_by_render: false,
+        rendered_from: None,
     });
 }
 
@@ -609,6 +631,8 @@ pub struct RenderedDeclaration<'a> {
     pub stream: &'a Stream,
     pub object: &'a Node,
     pub cluster: Option<String>,
+    /// The render (run index) and the object's place in it.
+    pub rendered_from: (usize, usize),
 }
 
 /// What the repository declares: the releases to render, and the declarations that cannot be
@@ -623,13 +647,14 @@ pub struct Declared {
 }
 
 /// A Flux HelmRelease's chart when it comes from outside the repository: `chartRef`, or a
-/// `HelmRepository`/`OCIRepository` source (`<source> <chart>@<version>`).
-fn remote_chart(root: &Node) -> Option<String> {
+/// `HelmRepository`/`OCIRepository` source. Returns the key a `charts:` entry's `remote` maps
+/// (`<source>/<chart>`, or the `chartRef` name) and how a note names it.
+fn remote_chart(root: &Node) -> Option<(String, String)> {
     let spec = root.get("spec")?;
     if let Some(r) = spec.get("chartRef") {
         let kind = r.get_str("kind").unwrap_or("OCIRepository");
         let name = r.get_str("name").unwrap_or("?");
-        return Some(format!("{kind} {name}"));
+        return Some((name.to_string(), format!("{kind} {name}")));
     }
     let chart = spec.get_path(&["chart", "spec"])?;
     let kind = str_at(chart, &["sourceRef", "kind"]).unwrap_or("");
@@ -639,7 +664,15 @@ fn remote_chart(root: &Node) -> Option<String> {
     let source = str_at(chart, &["sourceRef", "name"]).unwrap_or("?");
     let name = chart.get_str("chart").unwrap_or("?");
     let version = chart.get_str("version").unwrap_or("*");
-    Some(format!("{kind} {source}: {name}@{version}"))
+    Some((
+        format!("{source}/{name}"),
+        format!("{kind} {source}: {name}@{version}"),
+    ))
+}
+
+/// The vendored folder a `charts:` entry maps a remote chart to.
+fn vendored<'a>(config: &'a [ChartEntry], key: &str) -> Option<&'a ChartEntry> {
+    config.iter().find(|e| e.remote.as_deref() == Some(key))
 }
 
 /// [`releases`], with the errors of the declarations that cannot be rendered.
@@ -663,15 +696,20 @@ pub fn declared_releases(
             && object
                 .get_str("apiVersion")
                 .is_some_and(|a| a.starts_with("helm.toolkit.fluxcd.io/"));
-        if let Some(chart) = remote_chart(object).filter(|_| is_release) {
+        let remote = remote_chart(object).filter(|_| is_release);
+        if let Some((key, chart)) = remote.filter(|(key, _)| vendored(config, key).is_none()) {
             let name = object
                 .get_path(&["metadata", "name"])
                 .and_then(Node::text)
                 .unwrap_or("?");
-            notes.push(format!(
-                "{}: HelmRelease {name}: its chart ({chart}) is not in this repository: not rendered (vendor it and map it with a `charts:` entry of .gpulint.yaml)",
+            let note = format!(
+                "{}: HelmRelease {name}: its chart ({chart}) is not in this repository: not rendered (vendor it and map it in .gpulint.yaml: `charts: [{{path: <folder>, remote: {key}}}]`)",
                 file.display()
-            ));
+            );
+            // Each cluster that applies the release would say it again.
+            if !notes.contains(&note) {
+                notes.push(note);
+            }
         }
     }
     for r in rendered {
@@ -680,10 +718,18 @@ pub fn declared_releases(
             stream: r.stream,
         };
         let first = out.len();
-        flux_release(&at, r.object, &index, repo_root, &mut out, &mut errors);
+        flux_release(
+            &at,
+            r.object,
+            &index,
+            config,
+            repo_root,
+            &mut out,
+            &mut errors,
+        );
         for release in &mut out[first..] {
             release.cluster = r.cluster.clone();
-            release.declared_by_render = true;
+            release.rendered_from = Some(r.rendered_from);
         }
     }
     for (file, stream) in manifests {
@@ -698,13 +744,13 @@ pub fn declared_releases(
                     argo_releases(&at, root, &index, repo_root, &mut out, &mut errors)
                 }
                 ("helm.toolkit.fluxcd.io", "HelmRelease") => {
-                    flux_release(&at, root, &index, repo_root, &mut out, &mut errors)
+                    flux_release(&at, root, &index, config, repo_root, &mut out, &mut errors)
                 }
                 _ => {}
             }
         }
     }
-    for entry in config {
+    for entry in config.iter().filter(|e| e.remote.is_none()) {
         // One leaving the repository is an error of the config, at its line (`config.rs`); a
         // symlinked folder that leaves it is not rendered either.
         let Ok(Some(chart)) = index.resolve(&entry.path.to_string_lossy()) else {
@@ -724,7 +770,7 @@ pub fn declared_releases(
                 .collect(),
             declared_in: None,
             cluster: None,
-            declared_by_render: false,
+            rendered_from: None,
         });
     }
     let mut declared: HashSet<PathBuf> = out.iter().map(|r| index.key(&r.chart)).collect();
@@ -748,7 +794,7 @@ pub fn declared_releases(
                 values: Vec::new(),
                 declared_in: None,
                 cluster: None,
-                declared_by_render: false,
+                rendered_from: None,
             });
         }
     }
