@@ -9,6 +9,7 @@ use super::headroom::usage_of;
 use super::{container_label, Context, Hit, Rule};
 use crate::edit::resources::rename_resource;
 use crate::k8s::engine::{self, Engine, Parallelism};
+use crate::k8s::podsets::lws_group;
 use crate::k8s::workload::{Container, Workload};
 use crate::metrics::mig::{self, NoFit};
 use crate::metrics::recommend::MigStrategy;
@@ -78,14 +79,67 @@ fn uses_mig(c: &Container) -> bool {
         .any(|q| q.name.starts_with("nvidia.com/mig-"))
 }
 
-/// Ranks of a container's engine per pod, when its flags say so and they count per pod here.
-fn ranks_per_pod<'a>(w: &Workload, engine: &Engine, p: &Parallelism<'a>) -> Option<u64> {
-    if p.skip_flag.is_some()
-        || (!engine.per_pod && MULTI_NODE_KINDS.contains(&w.object.id.kind.as_str()))
-    {
+/// The GPUs the ranks of a container's engine run on: the container's own, or, for an engine
+/// whose flags count ranks across pods (`per_pod: false`) in a LeaderWorkerSet, the group's.
+struct RankGpus {
+    gpus: u64,
+    /// For a group: how it is made up, for people (`a LeaderWorkerSet group of 2 pods: …`).
+    group: Option<String>,
+    /// Pods of the container's pod set in one group (idle GPUs are freed per group).
+    pods_per_group: u64,
+}
+
+/// Where the ranks of `c`'s engine land, when that can be counted: `None` for an engine
+/// counting ranks across pods in another multi-node kind, or with a multi-node flag.
+fn rank_gpus(
+    cx: &Context,
+    w: &Workload,
+    c: &Container,
+    engine: &Engine,
+    p: &Parallelism,
+) -> Option<RankGpus> {
+    if p.skip_flag.is_some() {
         return None;
     }
-    p.ranks()
+    let kind = w.object.id.kind.as_str();
+    if engine.per_pod || !MULTI_NODE_KINDS.contains(&kind) {
+        return Some(RankGpus {
+            gpus: gpu_count(cx, c)?,
+            group: None,
+            pods_per_group: 1,
+        });
+    }
+    let (size, sets) = lws_group(w)?;
+    // Every pod of the group has a template here (none is left to an unknown set).
+    if sets.iter().map(|(_, n)| n).sum::<u64>() != size {
+        return None;
+    }
+    let index = w.containers.iter().position(|x| x.path == c.path)?;
+    let mut gpus = 0u64;
+    let mut parts = Vec::new();
+    let mut pods_per_group = None;
+    for (set, per_group) in &sets {
+        let mut per_pod = 0u64;
+        for x in set.containers.iter().filter_map(|&i| w.containers.get(i)) {
+            if x.init || !super::is_gpu_container(cx, x) {
+                continue;
+            }
+            per_pod = per_pod.checked_add(gpu_count(cx, x)?)?;
+        }
+        gpus = gpus.checked_add(per_pod.checked_mul(*per_group)?)?;
+        parts.push(format!("{per_group} {} pod(s) × {per_pod}", set.name));
+        if set.containers.contains(&index) {
+            pods_per_group = Some(*per_group);
+        }
+    }
+    Some(RankGpus {
+        gpus,
+        group: Some(format!(
+            "a LeaderWorkerSet group of {size} pod(s): {}",
+            parts.join(" + ")
+        )),
+        pods_per_group: pods_per_group.filter(|n| *n > 0)?,
+    })
 }
 
 pub fn check(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {
@@ -105,9 +159,10 @@ pub fn check(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {
 /// GPU012: ranks started by the flags vs the container's GPUs.
 fn check_parallelism(cx: &Context, w: &Workload, c: &Container, e: &Engine, hits: &mut Vec<Hit>) {
     let p = engine::parallelism(e, c);
-    let (Some(ranks), Some(gpus)) = (ranks_per_pod(w, e, &p), gpu_count(cx, c)) else {
+    let (Some(ranks), Some(on)) = (p.ranks(), rank_gpus(cx, w, c, e, &p)) else {
         return;
     };
+    let gpus = on.gpus;
     if ranks == gpus || gpus == 0 {
         return;
     }
@@ -132,18 +187,27 @@ fn check_parallelism(cx: &Context, w: &Workload, c: &Container, e: &Engine, hits
         Rule::GpuParallelismMismatch,
         span,
         format!(
-            "{} in {who} starts {ranks} rank(s) ({flags}) on {gpus} GPU(s): {consequence}",
-            e.name
+            "{} in {who} starts {ranks} rank(s) ({flags}) on {gpus} GPU(s){}: {consequence}",
+            e.name,
+            on.group
+                .as_deref()
+                .map_or_else(String::new, |g| format!(", {g}"))
         ),
         label,
     )
-    .help(format!(
-        "make the product of the parallelism flags equal the GPUs of the pod ({gpus}), or request {ranks} GPU(s)"
-    ))
+    .help(match &on.group {
+        None => format!(
+            "make the product of the parallelism flags equal the GPUs of the pod ({gpus}), or request {ranks} GPU(s)"
+        ),
+        Some(_) => format!(
+            "make the product of the parallelism flags equal the GPUs of the group ({gpus}), or size the group (`size`, GPUs per pod) for {ranks} GPU(s)"
+        ),
+    })
     .comment_anchor(comment_anchor)
     .container(c);
     if ranks < gpus {
-        hit = hit.frees((gpus - ranks) as f64, w, c);
+        // Idle GPUs are per group: spread over the container's pods in one group.
+        hit = hit.frees((gpus - ranks) as f64 / on.pods_per_group as f64, w, c);
     }
     hits.push(hit);
 }

@@ -66,3 +66,41 @@ fn dra003_a_compute_domain_channel_template_exists() {
         texts(&found)
     );
 }
+
+/// The LWS docs' vLLM example: tensor × pipeline parallelism (8 × 2, the pipeline flag written
+/// with underscores) against the GPUs of the group (size 2 × 8 GPUs per pod), not of one pod.
+#[test]
+fn gpu012_counts_a_leader_worker_set_group() {
+    let upstream =
+        root().join("testdata/corpus/raw/kubernetes-sigs__lws/docs/examples/vllm/GPU/lws.yaml");
+    let text = std::fs::read_to_string(&upstream).expect("read");
+    let lint_with = |pp: &str| {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let changed = text.replace(
+            "--pipeline_parallel_size 2\"",
+            &format!("--pipeline_parallel_size {pp}\""),
+        );
+        assert!(changed.contains(&format!("--pipeline_parallel_size {pp}\"")));
+        std::fs::write(tmp.path().join("lws.yaml"), changed).expect("write");
+        findings("GPU012", tmp.path())
+    };
+    let found = lint_with("2");
+    assert!(found.is_empty(), "{}", texts(&found));
+    let found = lint_with("1");
+    assert_eq!(found.len(), 1, "{}", texts(&found));
+    assert!(
+        found[0].message.contains("starts 8 rank(s) (--tensor-parallel-size 8 × --pipeline_parallel_size 1) on 16 GPU(s), a LeaderWorkerSet group of 2 pod(s): 1 leader pod(s) × 8 + 1 worker pod(s) × 8: 8 GPU(s) sit idle"),
+        "{}",
+        texts(&found)
+    );
+    // 8 idle GPUs in each of the 2 groups.
+    assert_eq!(found[0].frees.as_ref().map(|f| f.gpus()), Some(16.0));
+    let found = lint_with("4");
+    assert_eq!(found.len(), 1, "{}", texts(&found));
+    assert!(
+        found[0].message.contains("starts 32 rank(s)")
+            && found[0].message.contains("more ranks than GPUs"),
+        "{}",
+        texts(&found)
+    );
+}
