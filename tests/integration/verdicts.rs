@@ -104,3 +104,36 @@ fn gpu012_counts_a_leader_worker_set_group() {
         texts(&found)
     );
 }
+
+/// Kueue's TAS example: the `tas-flavor` ResourceFlavor tolerates `nvidia.com/gpu`, and Kueue
+/// adds a flavor's tolerations to the pods it admits, so the LeaderWorkerSet queued to it needs
+/// none of its own.
+#[test]
+fn sch001_a_kueue_flavor_adds_the_toleration() {
+    let examples = root().join("testdata/corpus/raw/kubernetes-sigs__kueue/site/static/examples");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let queues =
+        std::fs::read_to_string(examples.join("tas/sample-gpu-queues.yaml")).expect("read");
+    std::fs::write(tmp.path().join("queues.yaml"), &queues).expect("write");
+    std::fs::copy(
+        examples.join("serving-workloads/sample-leaderworkerset-tas.yaml"),
+        tmp.path().join("lws.yaml"),
+    )
+    .expect("copy");
+    let found = findings("SCH001", tmp.path());
+    assert!(found.is_empty(), "{}", texts(&found));
+    // Without the flavor's toleration, the GPU workers need their own.
+    let start = queues.find("  tolerations:").expect("tolerations");
+    let end = queues[start..].find("---").expect("end") + start;
+    std::fs::write(
+        tmp.path().join("queues.yaml"),
+        format!("{}{}", &queues[..start], &queues[end..]),
+    )
+    .expect("write");
+    let found = findings("SCH001", tmp.path());
+    assert_eq!(found.len(), 1, "{}", texts(&found));
+    assert_eq!(
+        found[0].object.name.as_deref(),
+        Some("nginx-leaderworkerset")
+    );
+}
