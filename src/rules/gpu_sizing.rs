@@ -288,29 +288,76 @@ fn check_count(
     else {
         return;
     };
-    let flags = engine
-        .map(|e| engine::parallelism(e, c))
-        .filter(|p| !p.factors.is_empty())
-        .map(|p| format!("; change {} with it", p.describe()))
+    let parallelism = engine
+        .map(|e| (e, engine::parallelism(e, c)))
+        .filter(|(_, p)| !p.factors.is_empty());
+    // The ranks the flags start on this pod's GPUs (not a group's: GPU014 is per container).
+    let ranks = parallelism.as_ref().and_then(|(e, p)| {
+        let on = rank_gpus(cx, w, c, e, p)?;
+        on.group.is_none().then(|| p.ranks()).flatten()
+    });
+    let described = parallelism.as_ref().map(|(_, p)| p.describe());
+    let flags = described
+        .as_deref()
+        .map(|d| format!("; change {d} with it"))
         .unwrap_or_else(|| {
             "; no parallelism flag was found: check how the program picks its GPUs".into()
         });
     let who = container_label(c);
     let keep = used.max(1);
-    hits.push(
-        Hit::new(
+    let measured = format!(
+        "{who} has {requested} GPUs, {used} busy over the window (average engine activity at least 5%)"
+    );
+    let hit = match (ranks, described.as_deref()) {
+        // One rank per GPU now: the idleness was measured under other flags (or the program
+        // ignores its ranks); fewer GPUs would undo the fix of the flags.
+        (Some(ranks), Some(d)) if ranks == requested => Hit::new(
             Rule::GpuCountOverprovisioned,
             q.value.span,
             format!(
-                "{who} has {requested} GPUs, {used} busy over the window (average engine activity at least 5%): request {keep}, which frees {} GPU(s) per pod{flags}",
+                "{measured}, but its flags ({d}) now start {ranks} ranks, one per GPU: the measurement does not describe this manifest (it likely predates a change of the parallelism flags): not a reason to request fewer GPUs"
+            ),
+            format!("{requested} GPUs, {used} busy: stale?"),
+        )
+        .help("if the flags changed after the window (the fix of GPU012), keep the GPU count and measure again; if they did not, check that the program starts a rank per GPU"),
+        // The flags leave GPUs idle: GPU012 reports them (and frees them); count only the rest.
+        (Some(ranks), Some(d)) if ranks < requested && ranks >= keep => {
+            let idle = requested - ranks;
+            let message = if ranks == keep {
+                format!(
+                    "{measured}: the same {idle} idle GPU(s) that GPU012 reports ({d} starts {ranks} ranks): request {keep} or raise the flags, as GPU012 says"
+                )
+            } else {
+                format!(
+                    "{measured}: request {keep}, which frees {} GPU(s) per pod; {idle} of them are the idle GPUs GPU012 reports ({d} starts {ranks} ranks); change {d} with it",
+                    requested - keep
+                )
+            };
+            let mut hit = Hit::new(
+                Rule::GpuCountOverprovisioned,
+                q.value.span,
+                message,
+                format!("{requested} GPUs, {used} busy"),
+            )
+            .help("not fixed automatically: the parallelism flags must change with the GPU count");
+            if ranks > keep {
+                hit = hit.frees((ranks - keep) as f64, w, c);
+            }
+            hit
+        }
+        _ => Hit::new(
+            Rule::GpuCountOverprovisioned,
+            q.value.span,
+            format!(
+                "{measured}: request {keep}, which frees {} GPU(s) per pod{flags}",
                 requested - keep
             ),
             format!("{requested} GPUs, {used} busy"),
         )
         .help("not fixed automatically: the parallelism flags must change with the GPU count")
-        .container(c)
         .frees((requested - keep) as f64, w, c),
-    );
+    };
+    hits.push(hit.container(c));
 }
 
 /// GPU013: one whole GPU whose measured use fits a MIG slice.

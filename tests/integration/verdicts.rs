@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use gpulint::rules::Finding;
+use gpulint::rules::{Finding, Rule};
 
 use crate::support::common::copy_dir;
 use crate::support::rule_fixtures::linter;
@@ -15,12 +15,21 @@ fn root() -> PathBuf {
 
 /// The findings of rule `id` alone on `dir` (with `dir/metrics.json` when there is one).
 fn findings(id: &str, dir: &Path) -> Vec<Finding> {
-    let linter = linter(id, dir);
+    findings_of(&[id], dir)
+}
+
+/// The findings of rules `ids` on `dir` (with `dir/metrics.json` when there is one).
+fn findings_of(ids: &[&str], dir: &Path) -> Vec<Finding> {
+    let mut linter = linter(ids[0], dir);
+    linter.selection.select = ids
+        .iter()
+        .map(|id| Rule::parse(id).unwrap_or_else(|| panic!("no rule {id}")))
+        .collect();
     let run = linter.run(&[dir.to_path_buf()]);
-    assert!(run.errors.is_empty(), "{id}: {:?}", run.errors);
+    assert!(run.errors.is_empty(), "{ids:?}: {:?}", run.errors);
     run.findings
         .into_iter()
-        .filter(|f| f.rule.id == id)
+        .filter(|f| ids.contains(&f.rule.id))
         .collect()
 }
 
@@ -136,4 +145,53 @@ fn sch001_a_kueue_flavor_adds_the_toleration() {
         found[0].object.name.as_deref(),
         Some("nginx-leaderworkerset")
     );
+}
+
+/// torchrun with `--nproc-per-node 4` on 8 GPUs, measured with 4 busy: GPU012 and GPU014 name
+/// the same 4 idle GPUs, counted once. After GPU012's fix (`--nproc-per-node 8`), last week's
+/// measurement no longer describes the manifest: GPU014 says so and frees nothing.
+#[test]
+fn gpu014_agrees_with_gpu012_and_is_stale_after_its_fix() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let job = |nproc: u32| {
+        format!("apiVersion: batch/v1\nkind: Job\nmetadata: {{name: train, namespace: ml}}\nspec:\n  template:\n    spec:\n      containers:\n      - name: torch\n        image: nvcr.io/nvidia/pytorch:25.01-py3\n        command: [torchrun, --nproc-per-node, \"{nproc}\", train.py]\n        resources:\n          limits: {{nvidia.com/gpu: 8, cpu: \"32\", memory: 256Gi}}\n")
+    };
+    std::fs::write(tmp.path().join("metrics.json"), "{\"version\": 1, \"window\": \"7d\", \"collected_at\": \"2026-12-01T00:00:00Z\", \"containers\": [{\"namespace\": \"ml\", \"kind\": \"Job\", \"name\": \"train\", \"container\": \"torch\", \"samples\": 10080, \"history_seconds\": 604800, \"gpu_model\": \"NVIDIA H100 80GB HBM3\", \"gpu_count\": 8, \"gpus_used\": 4, \"gpu_utilization\": {\"avg\": 0.4, \"p99\": 0.9}}]}").expect("write");
+    std::fs::write(tmp.path().join("job.yaml"), job(4)).expect("write");
+    let before = findings_of(&["GPU012", "GPU014"], tmp.path());
+    let ids: Vec<&str> = before.iter().map(|f| f.rule.id).collect();
+    assert_eq!(ids, ["GPU012", "GPU014"], "{}", texts(&before));
+    assert!(
+        before[0].message.contains("4 GPU(s) sit idle"),
+        "{}",
+        texts(&before)
+    );
+    assert!(
+        before[1]
+            .message
+            .contains("the same 4 idle GPU(s) that GPU012 reports"),
+        "{}",
+        texts(&before)
+    );
+    // The 4 idle GPUs are freed once, by GPU012.
+    let freed: f64 = before
+        .iter()
+        .filter_map(|f| f.frees.as_ref())
+        .map(|f| f.gpus())
+        .sum();
+    assert_eq!(freed, 4.0);
+    std::fs::write(tmp.path().join("job.yaml"), job(8)).expect("write");
+    let after = findings_of(&["GPU012", "GPU014"], tmp.path());
+    assert_eq!(after.len(), 1, "{}", texts(&after));
+    assert_eq!(after[0].rule.id, "GPU014");
+    assert!(
+        after[0].message.contains("now start 8 ranks, one per GPU")
+            && after[0]
+                .message
+                .contains("not a reason to request fewer GPUs")
+            && !after[0].message.contains("request 4"),
+        "{}",
+        texts(&after)
+    );
+    assert!(after[0].frees.is_none());
 }
