@@ -195,3 +195,19 @@ fn gpu014_agrees_with_gpu012_and_is_stale_after_its_fix() {
     );
     assert!(after[0].frees.is_none());
 }
+
+/// instaslice's notebook asks for `mig-3g.20gb`, an A100 40GB profile; the cluster's A100 80GB
+/// nodes offer `1g.10gb` and `3g.40gb`: FIT001's help says so, from the MIG table.
+#[test]
+fn fit001_names_the_mig_profile_of_another_gpu() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    copy_dir(
+        &root().join("testdata/fit/instaslice-operator/samples"),
+        tmp.path(),
+    );
+    std::fs::write(tmp.path().join("metrics.json"), "{\"version\": 1, \"window\": \"7d\", \"collected_at\": \"2026-12-01T00:00:00Z\", \"containers\": [], \"nodes\": [{\"name\": \"a100-1\", \"labels\": {\"nvidia_com_gpu_product\": \"NVIDIA-A100-SXM4-80GB\"}, \"allocatable\": {\"cpu\": \"95500m\", \"memory\": \"1000Gi\", \"nvidia.com/mig-1g.10gb\": \"7\", \"nvidia.com/mig-3g.40gb\": \"2\"}}]}").expect("write");
+    let found = findings("FIT001", tmp.path());
+    assert_eq!(found.len(), 1, "{}", texts(&found));
+    let help = found[0].help.as_deref().unwrap_or_default();
+    assert_eq!(help, "`3g.20gb` is a MIG profile of the A100 40GB; the nodes it may run on that name their GPU (`nvidia.com/gpu.product`) have A100 80GB; they offer `nvidia.com/mig-1g.10gb`, `nvidia.com/mig-3g.40gb`: request `nvidia.com/mig-3g.40gb` instead");
+}
