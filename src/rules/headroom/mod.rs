@@ -374,10 +374,32 @@ mod tests {
             "{}",
             low[0].2
         );
-        let high = hits(&resources("64Gi"), killed);
+        let high = hits(&resources("64Gi"), killed.clone());
         // A kill in the window never advises lowering memory (no MEM002).
         assert_eq!(high.len(), 1, "{high:?}");
         assert_eq!((high[0].0.as_str(), high[0].1.as_str()), ("MEM005", "64Gi"));
+        // Without the limit at the kill, 64Gi may be the limit that was hit.
+        assert!(
+            high[0]
+                .2
+                .ends_with("but the kill may have happened at this same limit: the data cannot tell whether it is addressed"),
+            "{}",
+            high[0].2
+        );
+        // Killed at 2Gi, now 64Gi: addressed.
+        let measured_limit = Usage {
+            memory_limit_bytes: Some(2.0 * GIB),
+            ..killed
+        };
+        let high = hits(&resources("64Gi"), measured_limit);
+        assert_eq!((high[0].0.as_str(), high[0].1.as_str()), ("MEM005", "64Gi"));
+        assert!(
+            high[0].2.contains(
+                "at a memory limit of 2Gi; the limit is now 64Gi, at or above the recommendation ("
+            ),
+            "{}",
+            high[0].2
+        );
     }
 
     #[test]
