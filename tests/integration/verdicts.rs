@@ -211,3 +211,36 @@ fn fit001_names_the_mig_profile_of_another_gpu() {
     let help = found[0].help.as_deref().unwrap_or_default();
     assert_eq!(help, "`3g.20gb` is a MIG profile of the A100 40GB; the nodes it may run on that name their GPU (`nvidia.com/gpu.product`) have A100 80GB; they offer `nvidia.com/mig-1g.10gb`, `nvidia.com/mig-3g.40gb`: request `nvidia.com/mig-3g.40gb` instead");
 }
+
+/// KubeRay's Ray Serve LLM sample (vLLM behind `rayproject/ray-llm`, `gpu_memory_utilization`
+/// in `serveConfigV2`, raised to 0.92 here): 93% of the framebuffer is the engine's reservation,
+/// and with its KV cache measured at 35% there is no pressure.
+#[test]
+fn gpu011_a_container_with_kv_cache_measurements_preallocates() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    std::fs::copy(
+        root().join("testdata/rules/GPU011/ray-serve-llm.yaml"),
+        tmp.path().join("ray-serve-llm.yaml"),
+    )
+    .expect("copy");
+    let snapshot = |kv: &str| {
+        format!("{{\"version\": 1, \"window\": \"14d\", \"collected_at\": \"2026-12-01T00:00:00Z\", \"containers\": [{{\"namespace\": \"default\", \"kind\": \"RayService\", \"name\": \"ray-serve-llm\", \"container\": \"ray-worker\", \"samples\": 20160, \"history_seconds\": 1209600, \"gpu_memory_bytes\": {{\"p99\": 7.9e10, \"max\": 7.9e10, \"capacity\": 8.5e10}}, \"gpu_utilization\": {{\"avg\": 0.5, \"p99\": 0.9}}, \"gpu_model\": \"NVIDIA H100 80GB HBM3\", \"gpu_count\": 4, \"gpus_used\": 4{kv}}}]}}")
+    };
+    let metrics = tmp.path().join("metrics.json");
+    std::fs::write(
+        &metrics,
+        snapshot(", \"kv_cache_usage\": {\"p99\": 0.35, \"max\": 0.52}"),
+    )
+    .expect("write");
+    let found = findings("GPU011", tmp.path());
+    assert!(found.is_empty(), "{}", texts(&found));
+    // Without KV-cache measurements, the framebuffer is all there is to judge.
+    std::fs::write(&metrics, snapshot("")).expect("write");
+    let found = findings("GPU011", tmp.path());
+    assert_eq!(found.len(), 1, "{}", texts(&found));
+    assert!(
+        found[0].message.contains("of GPU memory at P99"),
+        "{}",
+        texts(&found)
+    );
+}

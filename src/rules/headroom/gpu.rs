@@ -24,17 +24,31 @@ pub(super) fn check(c: &Container, usage: &Usage, cx: &Context, hits: &mut Vec<H
         );
     }
     // An engine that reserves GPU memory up front fills the framebuffer by design: its memory
-    // is judged by its KV cache (GPU015 says when that was not measured).
-    if let Some(e) = crate::k8s::engine::detect(c).filter(|e| e.preallocates.is_some()) {
-        let kv = usage.kv_cache_usage.and_then(|k| k.p99);
+    // is judged by its KV cache (GPU015 says when that was not measured). A container with
+    // KV-cache measurements is such an engine, whatever its image (Ray Serve's vLLM workers
+    // run `rayproject/ray-llm`, the fraction set in `serveConfigV2`).
+    let engine = crate::k8s::engine::detect(c).filter(|e| e.preallocates.is_some());
+    let kv = usage.kv_cache_usage.and_then(|k| k.p99);
+    if engine.is_some() || kv.is_some() {
+        let (name, knob) = match engine {
+            Some(e) => (
+                e.name.clone(),
+                e.preallocates
+                    .clone()
+                    .unwrap_or_else(|| "the memory fraction".into()),
+            ),
+            None => (
+                "The serving engine (KV-cache usage measured)".to_string(),
+                "its GPU memory fraction (vLLM `gpu_memory_utilization`, SGLang `mem_fraction_static`)".to_string(),
+            ),
+        };
         if let Some(p99) = kv.filter(|p| *p >= cx.policy.kv_cache_pressure) {
             hits.push(
                 Hit::new(
                     Rule::GpuMemoryPressure,
                     container_anchor(c),
                     format!(
-                        "{} in GPU {} uses {:.0}% of its KV cache at P99 (at or above {:.0}%): requests queue or are preempted",
-                        e.name,
+                        "{name} in GPU {} uses {:.0}% of its KV cache at P99 (at or above {:.0}%): requests queue or are preempted",
                         container_label(c),
                         p99 * 100.0,
                         cx.policy.kv_cache_pressure * 100.0
@@ -42,8 +56,7 @@ pub(super) fn check(c: &Container, usage: &Usage, cx: &Context, hits: &mut Vec<H
                     "KV cache pressure".into(),
                 )
                 .help(format!(
-                    "raise {}, add GPUs (tensor parallelism), or shorten --max-model-len",
-                    e.preallocates.as_deref().unwrap_or("the memory fraction")
+                    "raise {knob}, add GPUs (tensor parallelism), or shorten --max-model-len"
                 ))
                 .container(c),
             );
