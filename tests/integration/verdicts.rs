@@ -244,3 +244,20 @@ fn gpu011_a_container_with_kv_cache_measurements_preallocates() {
         texts(&found)
     );
 }
+
+/// Three replicas of a 32B model, each using 72 GB of an H100 and idle: no smaller GPU shape
+/// holds the model, so GPU010's lever is the replicas; an idle small container keeps the
+/// advice of fewer GPUs or a MIG slice.
+#[test]
+fn gpu010_points_at_replicas_when_memory_rules_out_a_smaller_gpu() {
+    let found = findings("GPU010", &root().join("testdata/rules/GPU010"));
+    let help = |name: &str| {
+        found
+            .iter()
+            .find(|f| f.object.name.as_deref() == Some(name))
+            .and_then(|f| f.help.clone())
+            .unwrap_or_else(|| panic!("no GPU010 on {name}: {}", texts(&found)))
+    };
+    assert_eq!(help("qwen-32b"), "its GPU memory rules out a MIG slice or a shared GPU (P99 72.0 GB of 85.5 GB per GPU, 82.8 GB with the 15% margin): the lever is replicas: run fewer than its 3, or let an autoscaler (HPA, KEDA) scale them with the load");
+    assert!(help("idle").starts_with("request fewer GPUs, a MIG profile"));
+}

@@ -181,7 +181,7 @@ pub fn check(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {
         };
         let gpu = is_gpu_container(cx, c);
         match usage_set.get(&key) {
-            Some(usage) => check_container(cx, c, usage, gpu, hits),
+            Some(usage) => check_container(cx, w, c, usage, gpu, hits),
             None if gpu => hits.push(
                 Hit::new(
                     Rule::UsageDataMissing,
@@ -204,7 +204,14 @@ pub fn check(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {
     }
 }
 
-fn check_container(cx: &Context, c: &Container, usage: &Usage, gpu: bool, hits: &mut Vec<Hit>) {
+fn check_container(
+    cx: &Context,
+    w: &Workload,
+    c: &Container,
+    usage: &Usage,
+    gpu: bool,
+    hits: &mut Vec<Hit>,
+) {
     let who = container_label(c);
     let policy = cx.policy;
     let limit = bytes_of(c, Side::Limits);
@@ -260,7 +267,7 @@ fn check_container(cx: &Context, c: &Container, usage: &Usage, gpu: bool, hits: 
         cpu::check(cx, c, rec, &recommended, hits);
     }
     if gpu {
-        gpu::check(c, usage, cx, hits);
+        gpu::check(w, c, usage, cx, hits);
     }
 }
 
