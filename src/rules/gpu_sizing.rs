@@ -737,7 +737,8 @@ mod tests {
             gpus_used: Some(4),
             ..h100(60.0, Some(0.6), Some(0.4))
         };
-        let hits = measured(&text, "vllm", u, &Policy::default());
+        // A rank per GPU: 4 busy is a measurement from before the flags, not advice.
+        let hits = measured(&text, "vllm", u.clone(), &Policy::default());
         assert_eq!(hits.len(), 1, "{hits:?}");
         assert_eq!((hits[0].0.as_str(), hits[0].1.as_str()), ("GPU014", "8"));
         assert!(
@@ -747,12 +748,28 @@ mod tests {
         );
         assert!(
             hits[0].2.contains(
-                "request 4, which frees 4 GPU(s) per pod; change --tensor-parallel-size 8 with it"
-            ),
+                "but its flags (--tensor-parallel-size 8) now start 8 ranks, one per GPU"
+            ) && !hits[0].2.contains("request 4"),
             "{}",
             hits[0].2
         );
         assert_eq!(hits[0].3, None);
+        // 4 ranks on 8 GPUs, 2 busy: GPU012's 4 idle GPUs, and 2 more.
+        let tp4 = text.replace("\"8\"]", "\"4\"]");
+        let u2 = Usage {
+            gpus_used: Some(2),
+            ..u
+        };
+        let hits = measured(&tp4, "vllm", u2, &Policy::default());
+        let rules: Vec<&str> = hits.iter().map(|h| h.0.as_str()).collect();
+        assert_eq!(rules, ["GPU012", "GPU014"], "{hits:?}");
+        assert!(
+            hits[1].2.contains(
+                "request 2, which frees 6 GPU(s) per pod; 4 of them are the idle GPUs GPU012 reports (--tensor-parallel-size 4 starts 4 ranks); change --tensor-parallel-size 4 with it"
+            ),
+            "{}",
+            hits[1].2
+        );
         // All busy: nothing.
         let u = Usage {
             gpu_count: Some(8),
