@@ -14,6 +14,11 @@ use crate::source::yaml::{Node, Span};
 
 pub const GROUP: &str = "resource.k8s.io/";
 
+/// NVIDIA's DRA driver's API group: a `ComputeDomain` names, in
+/// `spec.channel.resourceClaimTemplate.name`, the ResourceClaimTemplate of its IMEX channel,
+/// which the driver creates in the ComputeDomain's namespace.
+pub const NVIDIA_GROUP: &str = "resource.nvidia.com/";
+
 /// Device classes whose devices are GPUs (NVIDIA's DRA driver, AMD's and Intel's), besides
 /// the config's `gpu_device_classes`.
 pub const GPU_DEVICE_CLASSES: &[&str] = &[
@@ -255,17 +260,35 @@ pub struct DraFacts {
 
 impl DraFacts {
     pub fn add(&mut self, object: &Object, namespace: &str) {
+        let ns = || {
+            object
+                .id
+                .namespace
+                .clone()
+                .unwrap_or_else(|| namespace.into())
+        };
+        if object.id.api_version.starts_with(NVIDIA_GROUP) && object.id.kind == "ComputeDomain" {
+            // The driver creates the channel's template: it exists, and asks for no GPU.
+            let channel = object
+                .node
+                .get_path(&["spec", "channel", "resourceClaimTemplate", "name"])
+                .and_then(Node::text);
+            if let Some(name) = channel {
+                let claim = Claim {
+                    api_version: object.id.api_version.clone(),
+                    requests: Vec::new(),
+                };
+                self.templates.insert((ns(), name.to_string()), claim);
+            }
+            return;
+        }
         if !object.id.api_version.starts_with(GROUP) {
             return;
         }
         let Some(name) = object.id.name.clone() else {
             return;
         };
-        let ns = object
-            .id
-            .namespace
-            .clone()
-            .unwrap_or_else(|| namespace.into());
+        let ns = ns();
         let Some(claim) = Claim::read(object) else {
             return;
         };
@@ -393,6 +416,21 @@ mod tests {
             claim(&first_available).requests[0].count,
             DeviceCount::All(_)
         ));
+    }
+
+    #[test]
+    fn a_compute_domain_declares_its_channel_template() {
+        let text = "apiVersion: resource.nvidia.com/v1beta1\nkind: ComputeDomain\nmetadata: {name: cd, namespace: ml}\nspec:\n  numNodes: 1\n  channel:\n    resourceClaimTemplate: {name: imex-channel-0}\n";
+        let stream = Stream::parse(text);
+        let mut facts = DraFacts::default();
+        for o in objects(&stream.documents[0]) {
+            facts.add(&o, "default");
+        }
+        let key = ("ml".to_string(), "imex-channel-0".to_string());
+        assert!(facts
+            .templates
+            .get(&key)
+            .is_some_and(|c| c.requests.is_empty()));
     }
 
     #[test]

@@ -218,12 +218,22 @@ pub struct KueueFacts {
     pub cohorts: BTreeMap<String, QuotaNode>,
     /// ResourceFlavor `nodeLabels`, by flavor name.
     pub flavors: BTreeMap<String, BTreeMap<String, String>>,
+    /// ResourceFlavor `tolerations`, by flavor name: Kueue adds them to the pods it admits
+    /// to the flavor.
+    pub flavor_tolerations: BTreeMap<String, Vec<Toleration>>,
     /// LocalQueues by (namespace, name).
     pub local_queues: BTreeMap<(String, String), LocalQueue>,
     /// Namespace objects' labels, by name.
     pub namespaces: BTreeMap<String, BTreeMap<String, String>>,
     /// KAI scheduler `Queue` names (`scheduling.run.ai`).
     pub kai_queues: BTreeSet<String>,
+}
+
+/// A toleration, as far as telling which taint it tolerates needs.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Toleration {
+    pub key: Option<String>,
+    pub operator: Option<String>,
 }
 
 /// A Kueue `Configuration` (it has no name).
@@ -345,6 +355,17 @@ impl KueueFacts {
             }
             "ResourceFlavor" if kueue => {
                 let labels = string_map(spec.and_then(|s| s.get("nodeLabels")));
+                let tolerations = spec
+                    .and_then(|s| s.get("tolerations"))
+                    .and_then(Node::as_seq)
+                    .unwrap_or_default()
+                    .iter()
+                    .map(|t| Toleration {
+                        key: t.get_str("key").map(str::to_string),
+                        operator: t.get_str("operator").map(str::to_string),
+                    })
+                    .collect();
+                self.flavor_tolerations.insert(name.clone(), tolerations);
                 self.flavors.insert(name, labels);
             }
             "LocalQueue" if kueue => {

@@ -502,6 +502,35 @@ pub fn pod_sets(w: &Workload) -> Vec<PodSet> {
     sets
 }
 
+/// One group of a LeaderWorkerSet: `leaderWorkerTemplate.size` pods, the leader and size − 1
+/// workers (or `size` pods of the worker template when there is no leader template). Each of
+/// its pod sets with how many of its pods one group holds, and the size; `None` for another
+/// kind, or a size that is not a number.
+pub fn lws_group(w: &Workload) -> Option<(u64, Vec<(PodSet, u64)>)> {
+    let id = &w.object.id;
+    if id.kind != "LeaderWorkerSet" || group_of(&id.api_version) != "leaderworkerset.x-k8s.io" {
+        return None;
+    }
+    let template = At {
+        node: w.object.node.get_path(&["spec", "leaderWorkerTemplate"])?,
+        path: String::new(),
+    };
+    let size = template.count("size", Some(1)).known()?;
+    let sets = pod_sets(w)
+        .into_iter()
+        .filter_map(|s| {
+            let per_group = match s.name.as_str() {
+                "leader" => 1,
+                "worker" => size.saturating_sub(1),
+                "group" => size,
+                _ => return None,
+            };
+            Some((s, per_group))
+        })
+        .collect();
+    Some((size, sets))
+}
+
 /// What one pod asks for, per resource. Resources whose quantity is templated or invalid in
 /// some container are in `unknown` (and left out of `resources`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -740,6 +769,23 @@ mod tests {
             "",
         );
         assert_eq!(sets(&no_leader), [known("group", 8, 8)]);
+        let group = |text: &str| {
+            let stream = Stream::parse(text);
+            let object = objects(&stream.documents[0]).remove(0);
+            let w = Workload::of(object, &Catalog::builtin()).expect("a workload");
+            let (size, sets) = lws_group(&w).expect("a group");
+            let per_group: Vec<(String, u64)> =
+                sets.into_iter().map(|(s, n)| (s.name, n)).collect();
+            (size, per_group)
+        };
+        assert_eq!(
+            group(text),
+            (
+                4,
+                vec![("leader".to_string(), 1), ("worker".to_string(), 3)]
+            )
+        );
+        assert_eq!(group(&no_leader), (4, vec![("group".to_string(), 4)]));
     }
 
     #[test]

@@ -146,6 +146,18 @@ pub fn resource_names() -> Vec<String> {
     names
 }
 
+/// The table's models that have the MIG profile `profile` (`3g.20gb`), whole-GPU profile
+/// (`7g.40gb`) included, in table order.
+pub fn models_offering(profile: &str) -> Vec<&'static Model> {
+    table()
+        .iter()
+        .filter(|m| {
+            m.profiles.iter().any(|p| p.name == profile)
+                || format!("{}g.{}gb", m.compute_slices, m.memory_gb) == profile
+        })
+        .collect()
+}
+
 /// Whether `needle` occurs in `hay` as whole words (`A30` in `NVIDIA A30`, not in `A3000`;
 /// `B200` not in `GB200`). Both lower case.
 fn contains_words(hay: &str, needle: &str) -> bool {

@@ -12,6 +12,7 @@ use crate::k8s::gpu::GpuName;
 use crate::k8s::kueue::Requirement;
 use crate::k8s::podsets::{pod_demand, pod_sets, PodCount};
 use crate::k8s::workload::Workload;
+use crate::metrics::mig;
 use crate::metrics::nodes::NodeInfo;
 use crate::quantity::Quantity;
 use crate::source::yaml::Node;
@@ -75,6 +76,85 @@ fn describe(pod: &Node) -> String {
         (false, false) => pairs.join(", "),
         (false, true) => format!("{} and its required node affinity", pairs.join(", ")),
     }
+}
+
+/// Why no node offers MIG resource `resource` at all, from the MIG table: the GPU models that
+/// have the profile, the models of the nodes the pod may run on (their
+/// `nvidia.com/gpu.product`) and the MIG resources those nodes offer, and the profile of the
+/// same compute size on the nodes' model. `None` for a resource that is not a MIG profile, or
+/// one some node offers.
+fn mig_cause(resource: &str, nodes: &[&NodeInfo]) -> Option<String> {
+    let profile = resource.strip_prefix("nvidia.com/mig-")?;
+    let offered = |n: &NodeInfo, r: &str| n.allocatable(r).is_some_and(|q| !q.is_zero());
+    if nodes.iter().any(|n| offered(n, resource)) {
+        return None;
+    }
+    let owners: Vec<&str> = mig::models_offering(profile)
+        .iter()
+        .map(|m| m.name.as_str())
+        .collect();
+    let mut models: Vec<&mig::Model> = Vec::new();
+    for m in nodes
+        .iter()
+        .filter_map(|n| n.label("nvidia.com/gpu.product"))
+        .filter_map(mig::model_of)
+    {
+        if !models.iter().any(|x| x.name == m.name) {
+            models.push(m);
+        }
+    }
+    let mut on_nodes: Vec<&str> = nodes
+        .iter()
+        .flat_map(|n| n.allocatable.keys())
+        .map(String::as_str)
+        .filter(|r| r.starts_with("nvidia.com/mig-"))
+        .filter(|r| nodes.iter().any(|n| offered(n, r)))
+        .collect();
+    on_nodes.sort_unstable();
+    on_nodes.dedup();
+    let whose = match owners.as_slice() {
+        [] => format!("`{profile}` is in no GPU model's MIG table"),
+        _ => format!("`{profile}` is a MIG profile of the {}", owners.join(", ")),
+    };
+    let nodes_are = if models.is_empty() {
+        String::new()
+    } else {
+        let names: Vec<&str> = models.iter().map(|m| m.name.as_str()).collect();
+        format!(
+            "; the nodes it may run on that name their GPU (`nvidia.com/gpu.product`) have {}",
+            names.join(", ")
+        )
+    };
+    let they_offer = if on_nodes.is_empty() {
+        "; they offer no MIG resource (not partitioned, or the `single` strategy)".to_string()
+    } else {
+        format!(
+            "; they offer {}",
+            on_nodes
+                .iter()
+                .map(|r| format!("`{r}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    // The profile with the same compute slices on the nodes' model, when they have one.
+    let compute = profile.split_once("g.").map(|(g, _)| g);
+    let same_compute: Vec<String> = models
+        .iter()
+        .filter(|m| !owners.contains(&m.name.as_str()))
+        .flat_map(|m| &m.profiles)
+        .filter(|p| compute.is_some_and(|g| p.name.split_once("g.").map(|(x, _)| x) == Some(g)))
+        .map(|p| format!("`nvidia.com/mig-{}`", p.name))
+        .collect();
+    let partitioned = models.iter().any(|m| owners.contains(&m.name.as_str()));
+    let instead = match same_compute.as_slice() {
+        _ if partitioned => {
+            ": their GPUs have the profile but are not partitioned with it (the MIG manager's `nvidia.com/mig.config`)".to_string()
+        }
+        [] => String::new(),
+        some => format!(": request {} instead", some.join(" or ")),
+    };
+    Some(format!("{whose}{nodes_are}{they_offer}{instead}"))
 }
 
 pub fn check(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {
@@ -193,7 +273,11 @@ pub fn check(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {
                     ),
                     format!("no node has {} {resource}", show(resource, *need)),
                 )
-                .help("ask for less per pod (more pods, smaller shards), or select a larger node pool"),
+                .help(
+                    mig_cause(resource, &candidates).unwrap_or_else(|| {
+                        "ask for less per pod (more pods, smaller shards), or select a larger node pool".into()
+                    }),
+                ),
             );
             reported = true;
             break;

@@ -9,6 +9,7 @@ use super::headroom::usage_of;
 use super::{container_label, Context, Hit, Rule};
 use crate::edit::resources::rename_resource;
 use crate::k8s::engine::{self, Engine, Parallelism};
+use crate::k8s::podsets::lws_group;
 use crate::k8s::workload::{Container, Workload};
 use crate::metrics::mig::{self, NoFit};
 use crate::metrics::recommend::MigStrategy;
@@ -78,14 +79,67 @@ fn uses_mig(c: &Container) -> bool {
         .any(|q| q.name.starts_with("nvidia.com/mig-"))
 }
 
-/// Ranks of a container's engine per pod, when its flags say so and they count per pod here.
-fn ranks_per_pod<'a>(w: &Workload, engine: &Engine, p: &Parallelism<'a>) -> Option<u64> {
-    if p.skip_flag.is_some()
-        || (!engine.per_pod && MULTI_NODE_KINDS.contains(&w.object.id.kind.as_str()))
-    {
+/// The GPUs the ranks of a container's engine run on: the container's own, or, for an engine
+/// whose flags count ranks across pods (`per_pod: false`) in a LeaderWorkerSet, the group's.
+struct RankGpus {
+    gpus: u64,
+    /// For a group: how it is made up, for people (`a LeaderWorkerSet group of 2 pods: …`).
+    group: Option<String>,
+    /// Pods of the container's pod set in one group (idle GPUs are freed per group).
+    pods_per_group: u64,
+}
+
+/// Where the ranks of `c`'s engine land, when that can be counted: `None` for an engine
+/// counting ranks across pods in another multi-node kind, or with a multi-node flag.
+fn rank_gpus(
+    cx: &Context,
+    w: &Workload,
+    c: &Container,
+    engine: &Engine,
+    p: &Parallelism,
+) -> Option<RankGpus> {
+    if p.skip_flag.is_some() {
         return None;
     }
-    p.ranks()
+    let kind = w.object.id.kind.as_str();
+    if engine.per_pod || !MULTI_NODE_KINDS.contains(&kind) {
+        return Some(RankGpus {
+            gpus: gpu_count(cx, c)?,
+            group: None,
+            pods_per_group: 1,
+        });
+    }
+    let (size, sets) = lws_group(w)?;
+    // Every pod of the group has a template here (none is left to an unknown set).
+    if sets.iter().map(|(_, n)| n).sum::<u64>() != size {
+        return None;
+    }
+    let index = w.containers.iter().position(|x| x.path == c.path)?;
+    let mut gpus = 0u64;
+    let mut parts = Vec::new();
+    let mut pods_per_group = None;
+    for (set, per_group) in &sets {
+        let mut per_pod = 0u64;
+        for x in set.containers.iter().filter_map(|&i| w.containers.get(i)) {
+            if x.init || !super::is_gpu_container(cx, x) {
+                continue;
+            }
+            per_pod = per_pod.checked_add(gpu_count(cx, x)?)?;
+        }
+        gpus = gpus.checked_add(per_pod.checked_mul(*per_group)?)?;
+        parts.push(format!("{per_group} {} pod(s) × {per_pod}", set.name));
+        if set.containers.contains(&index) {
+            pods_per_group = Some(*per_group);
+        }
+    }
+    Some(RankGpus {
+        gpus,
+        group: Some(format!(
+            "a LeaderWorkerSet group of {size} pod(s): {}",
+            parts.join(" + ")
+        )),
+        pods_per_group: pods_per_group.filter(|n| *n > 0)?,
+    })
 }
 
 pub fn check(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {
@@ -105,9 +159,10 @@ pub fn check(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {
 /// GPU012: ranks started by the flags vs the container's GPUs.
 fn check_parallelism(cx: &Context, w: &Workload, c: &Container, e: &Engine, hits: &mut Vec<Hit>) {
     let p = engine::parallelism(e, c);
-    let (Some(ranks), Some(gpus)) = (ranks_per_pod(w, e, &p), gpu_count(cx, c)) else {
+    let (Some(ranks), Some(on)) = (p.ranks(), rank_gpus(cx, w, c, e, &p)) else {
         return;
     };
+    let gpus = on.gpus;
     if ranks == gpus || gpus == 0 {
         return;
     }
@@ -132,18 +187,27 @@ fn check_parallelism(cx: &Context, w: &Workload, c: &Container, e: &Engine, hits
         Rule::GpuParallelismMismatch,
         span,
         format!(
-            "{} in {who} starts {ranks} rank(s) ({flags}) on {gpus} GPU(s): {consequence}",
-            e.name
+            "{} in {who} starts {ranks} rank(s) ({flags}) on {gpus} GPU(s){}: {consequence}",
+            e.name,
+            on.group
+                .as_deref()
+                .map_or_else(String::new, |g| format!(", {g}"))
         ),
         label,
     )
-    .help(format!(
-        "make the product of the parallelism flags equal the GPUs of the pod ({gpus}), or request {ranks} GPU(s)"
-    ))
+    .help(match &on.group {
+        None => format!(
+            "make the product of the parallelism flags equal the GPUs of the pod ({gpus}), or request {ranks} GPU(s)"
+        ),
+        Some(_) => format!(
+            "make the product of the parallelism flags equal the GPUs of the group ({gpus}), or size the group (`size`, GPUs per pod) for {ranks} GPU(s)"
+        ),
+    })
     .comment_anchor(comment_anchor)
     .container(c);
     if ranks < gpus {
-        hit = hit.frees((gpus - ranks) as f64, w, c);
+        // Idle GPUs are per group: spread over the container's pods in one group.
+        hit = hit.frees((gpus - ranks) as f64 / on.pods_per_group as f64, w, c);
     }
     hits.push(hit);
 }
@@ -224,29 +288,76 @@ fn check_count(
     else {
         return;
     };
-    let flags = engine
-        .map(|e| engine::parallelism(e, c))
-        .filter(|p| !p.factors.is_empty())
-        .map(|p| format!("; change {} with it", p.describe()))
+    let parallelism = engine
+        .map(|e| (e, engine::parallelism(e, c)))
+        .filter(|(_, p)| !p.factors.is_empty());
+    // The ranks the flags start on this pod's GPUs (not a group's: GPU014 is per container).
+    let ranks = parallelism.as_ref().and_then(|(e, p)| {
+        let on = rank_gpus(cx, w, c, e, p)?;
+        on.group.is_none().then(|| p.ranks()).flatten()
+    });
+    let described = parallelism.as_ref().map(|(_, p)| p.describe());
+    let flags = described
+        .as_deref()
+        .map(|d| format!("; change {d} with it"))
         .unwrap_or_else(|| {
             "; no parallelism flag was found: check how the program picks its GPUs".into()
         });
     let who = container_label(c);
     let keep = used.max(1);
-    hits.push(
-        Hit::new(
+    let measured = format!(
+        "{who} has {requested} GPUs, {used} busy over the window (average engine activity at least 5%)"
+    );
+    let hit = match (ranks, described.as_deref()) {
+        // One rank per GPU now: the idleness was measured under other flags (or the program
+        // ignores its ranks); fewer GPUs would undo the fix of the flags.
+        (Some(ranks), Some(d)) if ranks == requested => Hit::new(
             Rule::GpuCountOverprovisioned,
             q.value.span,
             format!(
-                "{who} has {requested} GPUs, {used} busy over the window (average engine activity at least 5%): request {keep}, which frees {} GPU(s) per pod{flags}",
+                "{measured}, but its flags ({d}) now start {ranks} ranks, one per GPU: the measurement does not describe this manifest (it likely predates a change of the parallelism flags): not a reason to request fewer GPUs"
+            ),
+            format!("{requested} GPUs, {used} busy: stale?"),
+        )
+        .help("if the flags changed after the window (the fix of GPU012), keep the GPU count and measure again; if they did not, check that the program starts a rank per GPU"),
+        // The flags leave GPUs idle: GPU012 reports them (and frees them); count only the rest.
+        (Some(ranks), Some(d)) if ranks < requested && ranks >= keep => {
+            let idle = requested - ranks;
+            let message = if ranks == keep {
+                format!(
+                    "{measured}: the same {idle} idle GPU(s) that GPU012 reports ({d} starts {ranks} ranks): request {keep} or raise the flags, as GPU012 says"
+                )
+            } else {
+                format!(
+                    "{measured}: request {keep}, which frees {} GPU(s) per pod; {idle} of them are the idle GPUs GPU012 reports ({d} starts {ranks} ranks); change {d} with it",
+                    requested - keep
+                )
+            };
+            let mut hit = Hit::new(
+                Rule::GpuCountOverprovisioned,
+                q.value.span,
+                message,
+                format!("{requested} GPUs, {used} busy"),
+            )
+            .help("not fixed automatically: the parallelism flags must change with the GPU count");
+            if ranks > keep {
+                hit = hit.frees((ranks - keep) as f64, w, c);
+            }
+            hit
+        }
+        _ => Hit::new(
+            Rule::GpuCountOverprovisioned,
+            q.value.span,
+            format!(
+                "{measured}: request {keep}, which frees {} GPU(s) per pod{flags}",
                 requested - keep
             ),
             format!("{requested} GPUs, {used} busy"),
         )
         .help("not fixed automatically: the parallelism flags must change with the GPU count")
-        .container(c)
         .frees((requested - keep) as f64, w, c),
-    );
+    };
+    hits.push(hit.container(c));
 }
 
 /// GPU013: one whole GPU whose measured use fits a MIG slice.
@@ -626,7 +737,8 @@ mod tests {
             gpus_used: Some(4),
             ..h100(60.0, Some(0.6), Some(0.4))
         };
-        let hits = measured(&text, "vllm", u, &Policy::default());
+        // A rank per GPU: 4 busy is a measurement from before the flags, not advice.
+        let hits = measured(&text, "vllm", u.clone(), &Policy::default());
         assert_eq!(hits.len(), 1, "{hits:?}");
         assert_eq!((hits[0].0.as_str(), hits[0].1.as_str()), ("GPU014", "8"));
         assert!(
@@ -636,12 +748,28 @@ mod tests {
         );
         assert!(
             hits[0].2.contains(
-                "request 4, which frees 4 GPU(s) per pod; change --tensor-parallel-size 8 with it"
-            ),
+                "but its flags (--tensor-parallel-size 8) now start 8 ranks, one per GPU"
+            ) && !hits[0].2.contains("request 4"),
             "{}",
             hits[0].2
         );
         assert_eq!(hits[0].3, None);
+        // 4 ranks on 8 GPUs, 2 busy: GPU012's 4 idle GPUs, and 2 more.
+        let tp4 = text.replace("\"8\"]", "\"4\"]");
+        let u2 = Usage {
+            gpus_used: Some(2),
+            ..u
+        };
+        let hits = measured(&tp4, "vllm", u2, &Policy::default());
+        let rules: Vec<&str> = hits.iter().map(|h| h.0.as_str()).collect();
+        assert_eq!(rules, ["GPU012", "GPU014"], "{hits:?}");
+        assert!(
+            hits[1].2.contains(
+                "request 2, which frees 6 GPU(s) per pod; 4 of them are the idle GPUs GPU012 reports (--tensor-parallel-size 4 starts 4 ranks); change --tensor-parallel-size 4 with it"
+            ),
+            "{}",
+            hits[1].2
+        );
         // All busy: nothing.
         let u = Usage {
             gpu_count: Some(8),

@@ -458,6 +458,30 @@ fn check_admission(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {
     check_flavor_labels(cx, w, cq, &ask, hits);
 }
 
+/// The flavors Kueue may admit `resource` of the workload to: those of the group that covers
+/// it in the ClusterQueue its queue-name label reaches. `None` when the repository does not
+/// say (no label, LocalQueue or ClusterQueue here, or no group covering it).
+pub(crate) fn admitting_flavors<'a>(
+    cx: &'a Context,
+    w: &Workload,
+    resource: &str,
+) -> Option<Vec<&'a str>> {
+    let facts = &cx.facts.kueue;
+    let queue = queue_label(w)?.text()?;
+    let namespace = w
+        .object
+        .id
+        .namespace
+        .as_deref()
+        .unwrap_or(cx.default_namespace);
+    let local = facts
+        .local_queues
+        .get(&(namespace.to_string(), queue.to_string()))?;
+    let cq = facts.cluster_queues.get(local.cluster_queue.as_deref()?)?;
+    let group = cq.node.group_of(resource)?;
+    Some(group.flavors.iter().map(|f| f.flavor.as_str()).collect())
+}
+
 /// KUE006: a requested resource no resource group of the ClusterQueue covers.
 fn check_covered(
     w: &Workload,

@@ -671,11 +671,11 @@ impl RepoFacts {
 }
 
 /// Whether a rule's verdict reads objects besides the workload (`Context::facts`: queues,
-/// quotas, flavors, namespaces, claims): the Kueue and DRA families, whose files are the only
-/// ones that use the facts. `--changed-since` keeps their findings when such an object changed.
+/// quotas, flavors, namespaces, claims): the Kueue and DRA families, and SCH001 (a Kueue
+/// flavor's tolerations). `--changed-since` keeps their findings when such an object changed.
 pub fn reads_repo_facts(rule: Rule) -> bool {
     let id = rule.id();
-    id.starts_with("KUE") || id.starts_with("DRA")
+    id.starts_with("KUE") || id.starts_with("DRA") || rule == Rule::GpuTolerationMissing
 }
 
 /// Kinds checked on their own, not as workloads (they run no pods): a LocalQueue's target, a

@@ -1,6 +1,8 @@
 //! SCH001–SCH002: placement checks that depend on how a cluster is set up; off by default.
 
+use super::kueue::admitting_flavors;
 use super::{is_gpu_container, Context, Hit, Rule};
+use crate::k8s::gpu::GpuName;
 use crate::k8s::workload::Workload;
 use crate::source::yaml::Node;
 
@@ -16,15 +18,56 @@ const GPU_PRODUCT_LABELS: &[&str] = &[
     "gpu.intel.com/device-id.0300-56c0.present",
 ];
 
+/// Whether a toleration tolerates a GPU node taint: a GPU key, or every key (`Exists`).
+fn is_gpu_toleration(key: Option<&str>, operator: Option<&str>) -> bool {
+    match key {
+        None => operator == Some("Exists"),
+        Some(key) => key.contains("gpu") || key.contains("accelerator"),
+    }
+}
+
 fn tolerates_gpu_taint(spec: &Node) -> bool {
     spec.get("tolerations")
         .and_then(Node::as_seq)
         .is_some_and(|list| {
-            list.iter().any(|t| match t.get_str("key") {
-                None => t.get_str("operator") == Some("Exists"),
-                Some(key) => key.contains("gpu") || key.contains("accelerator"),
-            })
+            list.iter()
+                .any(|t| is_gpu_toleration(t.get_str("key"), t.get_str("operator")))
         })
+}
+
+/// The Kueue flavors every GPU of the pod is admitted to, when each of them (declared in the
+/// repository) adds a GPU toleration to the pods it admits: Kueue injects a flavor's
+/// `tolerations` at admission.
+fn flavors_tolerating<'a>(cx: &'a Context, w: &Workload, pod: usize) -> Option<Vec<&'a str>> {
+    let facts = &cx.facts.kueue;
+    let mut all = Vec::new();
+    let resources = w
+        .containers
+        .iter()
+        .filter(|c| c.pod == Some(pod))
+        .flat_map(|c| {
+            c.resources
+                .limits
+                .entries
+                .iter()
+                .chain(&c.resources.requests.entries)
+        })
+        .filter(|q| cx.gpu_names.classify(q.name) == GpuName::Known);
+    for q in resources {
+        for flavor in admitting_flavors(cx, w, q.name)? {
+            let tolerations = facts.flavor_tolerations.get(flavor)?;
+            if !tolerations
+                .iter()
+                .any(|t| is_gpu_toleration(t.key.as_deref(), t.operator.as_deref()))
+            {
+                return None;
+            }
+            if !all.contains(&flavor) {
+                all.push(flavor);
+            }
+        }
+    }
+    (!all.is_empty()).then_some(all)
 }
 
 fn selects_gpu_product(spec: &Node) -> bool {
@@ -76,7 +119,7 @@ pub fn check(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {
             .and_then(|m| m.first())
             .map(|e| e.key.span)
             .unwrap_or(pod.spec.span.at_start());
-        if !tolerates_gpu_taint(pod.spec) {
+        if !tolerates_gpu_taint(pod.spec) && flavors_tolerating(cx, w, index).is_none() {
             hits.push(
                 Hit::new(
                     Rule::GpuTolerationMissing,

@@ -47,3 +47,4 @@ mod registry;
 mod reports;
 mod rule_fixtures;
 mod rules_fixable;
+mod verdicts;

@@ -4,7 +4,7 @@
 use super::{set_both, Recommended};
 use crate::edit::Fix;
 use crate::k8s::workload::Container;
-use crate::metrics::recommend::{self, MemoryRecommendation};
+use crate::metrics::recommend::{self, MemoryBasis, MemoryRecommendation};
 use crate::rules::{container_anchor, container_label, Context, Hit, Rule};
 
 /// The memory verdicts of a container with a memory recommendation (`limit` and `request` in
@@ -31,9 +31,9 @@ pub(super) fn check(
                 Rule::MemoryLimitBelowUsage,
                 q.value.span,
                 format!(
-                    "memory limit {} of {who} is below what it uses ({}): it will be OOMKilled; set requests = limits to {}",
+                    "memory limit {} of {who} {}; set requests = limits to {}",
                     q.value.text().unwrap_or_default(),
-                    describe_memory(rec),
+                    below(l, rec),
                     rec.quantity
                 ),
                 format!("limit below recommended {}", rec.quantity),
@@ -94,6 +94,30 @@ pub(super) fn check(
     }
 }
 
+/// What a limit below the recommendation is below: the measured use (it will be OOMKilled),
+/// or only the headroom the recommendation adds to it.
+fn below(limit: i128, rec: &MemoryRecommendation) -> String {
+    let used = rec.max_bytes.or(rec.p99_bytes);
+    if used.is_none_or(|u| (limit as f64) < u) {
+        return format!(
+            "is below what it uses ({}): it will be OOMKilled",
+            describe_memory(rec)
+        );
+    }
+    let rule = match rec.basis {
+        MemoryBasis::MaxWithMargin => format!("max × {:.2}", 1.0 + rec.margin),
+        MemoryBasis::ObservedMax => "the measured max".to_string(),
+        MemoryBasis::P99WithMargin | MemoryBasis::OomBump => {
+            format!("P99 × {:.2}", 1.0 + rec.margin)
+        }
+    };
+    format!(
+        "is above what it used ({}) but below the recommendation ({rule} = {}): too little headroom, a peak above the window's may be OOMKilled",
+        describe_memory(rec),
+        gib(rec.computed_bytes as f64)
+    )
+}
+
 pub(super) fn memory_fix(cx: &Context, c: &Container, rec: &MemoryRecommendation) -> Option<Fix> {
     set_both(cx, c, "memory", &rec.quantity, true)
 }
@@ -106,4 +130,40 @@ pub(super) fn describe_memory(rec: &MemoryRecommendation) -> String {
 
 fn gib(bytes: f64) -> String {
     format!("{:.1}Gi", bytes / (1u64 << 30) as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::recommend::Policy;
+    use crate::metrics::usage::{Stats, Usage};
+
+    const GIB: f64 = (1u64 << 30) as f64;
+
+    fn rec(p99: f64, max: f64) -> MemoryRecommendation {
+        let u = Usage {
+            samples: Some(10_000),
+            history_seconds: Some(7.0 * 86_400.0),
+            memory_bytes: Some(Stats {
+                p50: Some(p99 * 0.8),
+                p99: Some(p99),
+                max: Some(max),
+            }),
+            ..Usage::default()
+        };
+        recommend::memory(&u, &Policy::default()).expect("a recommendation")
+    }
+
+    #[test]
+    fn only_a_limit_below_the_measured_max_will_be_oom_killed() {
+        // P99 48Gi, max 49Gi: the recommendation is 48 × 1.15 = 55.2Gi.
+        let r = rec(48.0 * GIB, 49.0 * GIB);
+        let tight = below((54.0 * GIB) as i128, &r);
+        assert_eq!(tight, "is above what it used (measured P99 48.0Gi, max 49.0Gi) but below the recommendation (P99 × 1.15 = 55.2Gi): too little headroom, a peak above the window's may be OOMKilled");
+        let short = below((40.0 * GIB) as i128, &r);
+        assert_eq!(
+            short,
+            "is below what it uses (measured P99 48.0Gi, max 49.0Gi): it will be OOMKilled"
+        );
+    }
 }

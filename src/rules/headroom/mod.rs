@@ -181,7 +181,7 @@ pub fn check(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {
         };
         let gpu = is_gpu_container(cx, c);
         match usage_set.get(&key) {
-            Some(usage) => check_container(cx, c, usage, gpu, hits),
+            Some(usage) => check_container(cx, w, c, usage, gpu, hits),
             None if gpu => hits.push(
                 Hit::new(
                     Rule::UsageDataMissing,
@@ -204,7 +204,14 @@ pub fn check(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {
     }
 }
 
-fn check_container(cx: &Context, c: &Container, usage: &Usage, gpu: bool, hits: &mut Vec<Hit>) {
+fn check_container(
+    cx: &Context,
+    w: &Workload,
+    c: &Container,
+    usage: &Usage,
+    gpu: bool,
+    hits: &mut Vec<Hit>,
+) {
     let who = container_label(c);
     let policy = cx.policy;
     let limit = bytes_of(c, Side::Limits);
@@ -260,7 +267,7 @@ fn check_container(cx: &Context, c: &Container, usage: &Usage, gpu: bool, hits: 
         cpu::check(cx, c, rec, &recommended, hits);
     }
     if gpu {
-        gpu::check(c, usage, cx, hits);
+        gpu::check(w, c, usage, cx, hits);
     }
 }
 
@@ -374,10 +381,32 @@ mod tests {
             "{}",
             low[0].2
         );
-        let high = hits(&resources("64Gi"), killed);
+        let high = hits(&resources("64Gi"), killed.clone());
         // A kill in the window never advises lowering memory (no MEM002).
         assert_eq!(high.len(), 1, "{high:?}");
         assert_eq!((high[0].0.as_str(), high[0].1.as_str()), ("MEM005", "64Gi"));
+        // Without the limit at the kill, 64Gi may be the limit that was hit.
+        assert!(
+            high[0]
+                .2
+                .ends_with("but the kill may have happened at this same limit: the data cannot tell whether it is addressed"),
+            "{}",
+            high[0].2
+        );
+        // Killed at 2Gi, now 64Gi: addressed.
+        let measured_limit = Usage {
+            memory_limit_bytes: Some(2.0 * GIB),
+            ..killed
+        };
+        let high = hits(&resources("64Gi"), measured_limit);
+        assert_eq!((high[0].0.as_str(), high[0].1.as_str()), ("MEM005", "64Gi"));
+        assert!(
+            high[0].2.contains(
+                "at a memory limit of 2Gi; the limit is now 64Gi, at or above the recommendation ("
+            ),
+            "{}",
+            high[0].2
+        );
     }
 
     #[test]

@@ -40,7 +40,26 @@ pub(super) fn hit(
                 .to_string()
         }
     };
+    let killed_at = match rec.oom_reference {
+        Some(OomReference::MeasuredLimit(l)) => Some(l),
+        _ => None,
+    };
     match (limit, current) {
+        // Without the limit at the kill, today's limit may be the one that was hit: covering
+        // a recommendation that starts from the sampled max does not show the kill addressed.
+        (Some(l), Some(q)) if l >= rec.computed_bytes && killed_at.is_none() => Hit::new(
+            Rule::OomKillAddressed,
+            q.value.span,
+            format!(
+                "{who} was OOMKilled {kills} time(s) in the window at a memory limit the data does not give; the limit is now {}, at or above the recommendation from the measured max ({} needed: {}), but the kill may have happened at this same limit: the data cannot tell whether it is addressed",
+                q.value.text().unwrap_or_default(),
+                quantity_text(rec.computed_bytes),
+                describe_memory(rec)
+            ),
+            "OOMKilled, limit at the kill unknown".into(),
+        )
+        .help("the snapshot needs `memory_limit_bytes`, the limit the container ran with (`gpulint snapshot` reads kube-state-metrics' `kube_pod_container_resource_limits`); or compare the kill's time with the limit's history in git")
+        .container(c),
         (Some(l), Some(q)) if l >= rec.computed_bytes => Hit::new(
             Rule::OomKillAddressed,
             q.value.span,
