@@ -133,17 +133,7 @@ fn name_of<'a>(w: &'a Workload) -> &'a str {
     w.object.id.name.as_deref().unwrap_or("<unnamed>")
 }
 
-/// The closest of `candidates` to a misspelt `name`, when close enough to be a typo.
-pub(crate) fn did_you_mean<'a>(
-    name: &str,
-    candidates: impl Iterator<Item = &'a str>,
-) -> Option<&'a str> {
-    candidates
-        .map(|c| (strsim::damerau_levenshtein(name, c), c))
-        .filter(|(d, _)| *d > 0 && *d <= (name.chars().count() / 3).max(2))
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, c)| c)
-}
+pub(crate) use crate::source::decode::did_you_mean;
 
 /// How a finding names the right object: `; did you mean `x`? ` before the consequence, or the
 /// list of candidates in parentheses and a colon.
