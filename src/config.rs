@@ -134,7 +134,11 @@ pub struct ConfigError {
 /// One line per error, each but the first after `error: ` (the command prints the first's).
 impl std::fmt::Display for ConfigError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}:{}:{}: {}", self.file, self.line, self.column, self.message)?;
+        write!(
+            f,
+            "{}:{}:{}: {}",
+            self.file, self.line, self.column, self.message
+        )?;
         for e in &self.more {
             write!(f, "\nerror: {e}")?;
         }
@@ -502,58 +506,60 @@ impl Config {
             None
         });
         if let Some(list) = charts {
-            for item in list { key! {
-                let mut f = Fields::new(item, "`charts` entry")?;
-                let (path, path_at) = f.string_at("path")?.ok_or_else(|| DecodeError {
-                    offset: item.span.start(),
-                    message: "`charts` entry: missing required key `path`".into(),
-                })?;
-                check_chart_path(config.path.as_deref(), &path).map_err(|message| DecodeError {
-                    offset: path_at,
-                    message,
-                })?;
-                let release = f.string_at("release")?;
-                let namespace = f.string_at("namespace")?;
-                let value_nodes: Vec<Node> = item
-                    .get("values")
-                    .and_then(Node::as_seq)
-                    .map(<[Node]>::to_vec)
-                    .unwrap_or_default();
-                let values = f.string_list("values")?;
-                f.finish()?;
-                // Names reach `helm template`: only names Helm accepts.
-                if let Some((name, at)) = &release {
-                    if !crate::source::helm::is_release_name(name) {
-                        return Err(DecodeError {
-                            offset: *at,
-                            message: format!("`charts` entry: release {name:?} is not a DNS-1123 subdomain (lowercase letters, digits, '-' and '.', at most 53 characters)"),
-                        });
-                    }
-                }
-                if let Some((ns, at)) = &namespace {
-                    if !crate::source::helm::is_namespace(ns) {
-                        return Err(DecodeError {
-                            offset: *at,
-                            message: format!("`charts` entry: namespace {ns:?} is not a DNS-1123 label (lowercase letters, digits and '-', at most 63 characters)"),
-                        });
-                    }
-                }
-                for (written, node) in values.iter().zip(&value_nodes) {
-                    check_values_path(config.path.as_deref(), written).map_err(|message| {
-                        DecodeError {
-                            offset: node.span.start(),
-                            message,
-                        }
+            for item in list {
+                key! {
+                    let mut f = Fields::new(item, "`charts` entry")?;
+                    let (path, path_at) = f.string_at("path")?.ok_or_else(|| DecodeError {
+                        offset: item.span.start(),
+                        message: "`charts` entry: missing required key `path`".into(),
                     })?;
+                    check_chart_path(config.path.as_deref(), &path).map_err(|message| DecodeError {
+                        offset: path_at,
+                        message,
+                    })?;
+                    let release = f.string_at("release")?;
+                    let namespace = f.string_at("namespace")?;
+                    let value_nodes: Vec<Node> = item
+                        .get("values")
+                        .and_then(Node::as_seq)
+                        .map(<[Node]>::to_vec)
+                        .unwrap_or_default();
+                    let values = f.string_list("values")?;
+                    f.finish()?;
+                    // Names reach `helm template`: only names Helm accepts.
+                    if let Some((name, at)) = &release {
+                        if !crate::source::helm::is_release_name(name) {
+                            return Err(DecodeError {
+                                offset: *at,
+                                message: format!("`charts` entry: release {name:?} is not a DNS-1123 subdomain (lowercase letters, digits, '-' and '.', at most 53 characters)"),
+                            });
+                        }
+                    }
+                    if let Some((ns, at)) = &namespace {
+                        if !crate::source::helm::is_namespace(ns) {
+                            return Err(DecodeError {
+                                offset: *at,
+                                message: format!("`charts` entry: namespace {ns:?} is not a DNS-1123 label (lowercase letters, digits and '-', at most 63 characters)"),
+                            });
+                        }
+                    }
+                    for (written, node) in values.iter().zip(&value_nodes) {
+                        check_values_path(config.path.as_deref(), written).map_err(|message| {
+                            DecodeError {
+                                offset: node.span.start(),
+                                message,
+                            }
+                        })?;
+                    }
+                    let (release, namespace) = (release.map(|r| r.0), namespace.map(|n| n.0));
+                    config.charts.push(ChartEntry {
+                        path: PathBuf::from(path),
+                        release,
+                        namespace,
+                        values: values.into_iter().map(PathBuf::from).collect(),
+                    });
                 }
-                let (release, namespace) = (release.map(|r| r.0), namespace.map(|n| n.0));
-                config.charts.push(ChartEntry {
-                    path: PathBuf::from(path),
-                    release,
-                    namespace,
-                    values: values.into_iter().map(PathBuf::from).collect(),
-                });
-            } }
+            }
         }
         // A repository file never names a program: a pull request could point it at a script.
         // Refused, so not among the keys an unknown key's error lists.
@@ -603,26 +609,28 @@ impl Config {
             None
         });
         if let Some(list) = ignore {
-            for item in list { key! {
-                let mut f = Fields::new(item, "`ignore` entry")?;
-                let (pattern, at) = f.string_at("path")?.ok_or_else(|| DecodeError {
-                    offset: item.span.start(),
-                    message: "`ignore` entry: missing required key `path`".into(),
-                })?;
-                let rules = match f.take("rules") {
-                    None => Vec::new(),
-                    Some(node) => match node.as_seq() {
-                        Some(ids) => ids.iter().map(rule_id).collect::<Result<_, _>>()?,
-                        None => vec![rule_id(node)?],
-                    },
-                };
-                f.finish()?;
-                config.ignore.push(IgnoreEntry {
-                    globs: glob_set(std::slice::from_ref(&pattern), at)?,
-                    pattern,
-                    rules,
-                });
-            } }
+            for item in list {
+                key! {
+                    let mut f = Fields::new(item, "`ignore` entry")?;
+                    let (pattern, at) = f.string_at("path")?.ok_or_else(|| DecodeError {
+                        offset: item.span.start(),
+                        message: "`ignore` entry: missing required key `path`".into(),
+                    })?;
+                    let rules = match f.take("rules") {
+                        None => Vec::new(),
+                        Some(node) => match node.as_seq() {
+                            Some(ids) => ids.iter().map(rule_id).collect::<Result<_, _>>()?,
+                            None => vec![rule_id(node)?],
+                        },
+                    };
+                    f.finish()?;
+                    config.ignore.push(IgnoreEntry {
+                        globs: glob_set(std::slice::from_ref(&pattern), at)?,
+                        pattern,
+                        rules,
+                    });
+                }
+            }
         }
         errors.extend(fields.finish_all());
         if errors.is_empty() {
@@ -879,13 +887,15 @@ fn check_values_path(config: Option<&Path>, written: &str) -> Result<(), String>
 /// `; did you mean `x`?` when a file of the same folder is a typo away from the missing `path`
 /// (`values.yml` for `values.yaml`).
 fn sibling_hint(path: &Path, root: &Path, written: &str) -> String {
-    let (Some(dir), Some(name)) = (path.parent(), path.file_name().and_then(|n| n.to_str()))
-    else {
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name().and_then(|n| n.to_str())) else {
         return String::new();
     };
     // A folder on the way may be a link: only a folder that stays in the repository is listed.
     let inside = |p: &Path| std::fs::canonicalize(p).ok();
-    if !inside(dir).zip(inside(root)).is_some_and(|(d, r)| d.starts_with(r)) {
+    if !inside(dir)
+        .zip(inside(root))
+        .is_some_and(|(d, r)| d.starts_with(r))
+    {
         return String::new();
     }
     let siblings: Vec<String> = std::fs::read_dir(dir)
@@ -1175,7 +1185,8 @@ mod tests {
     fn helm_charts() {
         // Values files must exist: a folder of its own (no git: the config's folder is the
         // repository).
-        let dir = std::env::temp_dir().join(format!("gpulint-config-charts-{}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("gpulint-config-charts-{}", std::process::id()));
         std::fs::create_dir_all(dir.join("envs")).unwrap();
         for f in ["envs/prod.yaml", "envs/gpu.yaml"] {
             std::fs::write(dir.join(f), "a: 1\n").unwrap();
@@ -1218,8 +1229,11 @@ mod tests {
             e.message,
             "`charts` values file envs/prod.yml: no such file in the repository; did you mean `envs/prod.yaml`?"
         );
-        let e = Config::parse("charts:\n- path: charts/llm\n  values: [nope.yaml]\n", &config)
-            .unwrap_err();
+        let e = Config::parse(
+            "charts:\n- path: charts/llm\n  values: [nope.yaml]\n",
+            &config,
+        )
+        .unwrap_err();
         assert_eq!(
             e.message,
             "`charts` values file nope.yaml: no such file in the repository"
@@ -1243,12 +1257,19 @@ mod tests {
         );
         assert!(all[1].2.contains("did you mean `GPU001`?"), "{}", all[1].2);
         assert_eq!(all[2].0, 4);
-        assert!(all[3].2.contains("did you mean `memory_margin`?"), "{}", all[3].2);
+        assert!(
+            all[3].2.contains("did you mean `memory_margin`?"),
+            "{}",
+            all[3].2
+        );
         assert_eq!(all[4].0, 7);
         // Printed one per line, each after `error: ` but the first (the command prints it).
         let shown = e.to_string();
         assert_eq!(shown.lines().count(), 5);
-        assert!(shown.lines().skip(1).all(|l| l.starts_with("error: repo/.gpulint.yaml:")));
+        assert!(shown
+            .lines()
+            .skip(1)
+            .all(|l| l.starts_with("error: repo/.gpulint.yaml:")));
         // Refused keys are not offered: `helm` is never among the expected ones.
         let e = parse("hlem: x\n").unwrap_err();
         assert!(!e.message.contains("helm"), "{}", e.message);

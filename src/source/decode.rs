@@ -5,10 +5,7 @@ use super::yaml::{Node, ScalarKind, Value};
 
 /// The closest of `candidates` to a misspelt `name`, when close enough to be a typo (config
 /// keys, rule ids, queue and claim names, Kubernetes fields).
-pub fn did_you_mean<'a>(
-    name: &str,
-    candidates: impl Iterator<Item = &'a str>,
-) -> Option<&'a str> {
+pub fn did_you_mean<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
     candidates
         .map(|c| (strsim::damerau_levenshtein(name, c), c))
         .filter(|(d, _)| *d > 0 && *d <= (name.chars().count() / 3).max(2))
