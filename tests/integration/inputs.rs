@@ -151,3 +151,32 @@ fn an_empty_repository_says_no_manifests_were_found() {
         (0, "No manifests found: nothing was linted\n")
     );
 }
+
+#[test]
+fn snapshot_and_render_help_say_what_they_do() {
+    let repo = temp_tree(&[]);
+    let (code, snapshot, _) = run(repo.path(), &["snapshot", "--help"]);
+    assert_eq!(code, 0);
+    assert!(!snapshot.contains("to lint"), "{snapshot}");
+    assert!(
+        snapshot.contains("Files or folders of the workloads to measure"),
+        "{snapshot}"
+    );
+    // The format it writes, and where it is documented.
+    for field in [
+        "version 1",
+        "`containers`",
+        "`memory_bytes`",
+        "`nodes`",
+        "Measured headroom",
+    ] {
+        assert!(snapshot.contains(field), "{field}: {snapshot}");
+    }
+    let (code, render, _) = run(repo.path(), &["render", "--help"]);
+    assert_eq!(code, 0);
+    assert!(
+        render.starts_with("Print the rendered stream of a Kustomize root or a Helm chart"),
+        "{render}"
+    );
+    assert!(render.contains("`charts:`"), "{render}");
+}
