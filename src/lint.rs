@@ -118,12 +118,14 @@ fn once_each(errors: Vec<InputError>) -> Vec<InputError> {
             .to_string()
     };
     let mut out: Vec<InputError> = Vec::with_capacity(errors.len());
+    let mut seen: HashMap<(String, usize, usize, String), usize> = HashMap::new();
     for e in errors {
-        let same = out.iter_mut().find(|o| {
-            o.file == e.file && o.line == e.line && o.column == e.column && core(o) == core(&e)
-        });
-        match same {
-            None => out.push(e),
+        let key = (e.file.clone(), e.line, e.column, core(&e));
+        match seen.get(&key).and_then(|&i| out.get_mut(i)) {
+            None => {
+                seen.insert(key, out.len());
+                out.push(e);
+            }
             Some(kept) => {
                 if kept.message.starts_with("kustomize: ") && !e.message.starts_with("kustomize: ")
                 {

@@ -134,6 +134,14 @@ pub fn check(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {
     }
 }
 
+/// A name no container may ask for: without a domain and not a standard one (`memroy`,
+/// `storage`). The API server rejects the pod before any scheduler or queue sees it, so the
+/// rules that read requests (KUE006) leave it to this one.
+pub(super) fn invalid_resource_name(name: &str) -> bool {
+    let standard = STANDARD_RESOURCES.contains(&name) || name.starts_with("hugepages-");
+    !standard && !name.contains('/') && !placeholder(name)
+}
+
 /// A name a program fills in before applying: `${VAR}`, `{{ .x }}`, `FILLED_BY_VALIDATOR` (the
 /// GPU operator's validator manifests).
 fn placeholder(name: &str) -> bool {
@@ -167,8 +175,7 @@ fn resources(cx: &Context, c: &Container, hits: &mut Vec<Hit>) {
             let name = q.name;
             // A domain-prefixed name is an extended resource; a GPU-like one is GPU004's; a
             // placeholder was not rendered.
-            let standard = STANDARD_RESOURCES.contains(&name) || name.starts_with("hugepages-");
-            if standard || name.contains('/') || cx.gpu_names.is_gpu(name) || placeholder(name) {
+            if !invalid_resource_name(name) || cx.gpu_names.is_gpu(name) {
                 continue;
             }
             let near = STANDARD_RESOURCES

@@ -463,7 +463,8 @@ fn check_covered(
         .flat_map(|g| g.covered.iter().map(String::as_str))
         .collect();
     for resource in ask.total.keys() {
-        if cq.node.group_of(resource).is_some() {
+        // A misspelt name (`memroy`) is FLD001's: the pod is rejected before Kueue sees it.
+        if cq.node.group_of(resource).is_some() || super::fields::invalid_resource_name(resource) {
             continue;
         }
         let Some((set, span)) = ask
@@ -900,6 +901,11 @@ mod admission_tests {
             "{}",
             h[0].2
         );
+        // A misspelt name is FLD001's alone: the API server rejects the pod first.
+        let text = job("tas-user-queue", 1, 1, "")
+            .replace("memory: 8Gi", "memory: 8Gi, ephemeral-storag: 10Gi");
+        let h = hits(&text);
+        assert!(h.is_empty(), "{h:?}");
     }
 
     #[test]
