@@ -27,8 +27,28 @@ pub enum Command {
     /// List the rules, one line each.
     Rules,
     /// Query Prometheus once and write the usage of the workloads in PATHS to a snapshot file.
+    #[command(
+        long_about = "Query Prometheus once (a fixed set of queries, whatever the size of the \
+repository) and write the measured usage of every container of the workloads in PATHS, as each \
+cluster applies them, to a snapshot file: what `--metrics FILE` (or `metrics:` in .gpulint.yaml) \
+reads back, so CI without cluster access judges against it.\n\n\
+The snapshot is JSON, version 1: `window`, `collected_at`, `source`, and `containers`, one per \
+(cluster, namespace, kind, name, container) with `samples`, `history_seconds`, `memory_bytes` \
+and `cpu_cores` ({p50, p99, max}), the GPU series (`gpu_memory_bytes`, `gpu_utilization`, \
+`gpu_engine_active`, `gpu_count`, `gpus_used`, `gpu_model`, `kv_cache_usage`) and `oom_kills`; \
+`nodes` holds each node's labels and allocatable resources (FIT001). Every series is optional: \
+missing means not measured, never zero. The README's \"Measured headroom\" section documents \
+every field.",
+        mut_arg("paths", |a| a.help(
+            "Files or folders of the workloads to measure (their manifests, Kustomize roots and \
+             Helm charts, rendered as for linting); `-` reads stdin"
+        ))
+    )]
     Snapshot(SnapshotArgs),
-    /// Print the rendered stream of a Kustomize root: what gpulint lints for it.
+    /// Print the rendered stream of a Kustomize root or a Helm chart: what gpulint lints for it.
+    ///
+    /// A chart's releases are rendered as the config's `charts:` entries declare them (release,
+    /// namespace, values files), else once with the chart's defaults.
     Render(RenderArgs),
     /// Print a rule's full documentation.
     Explain {

@@ -119,15 +119,34 @@ const CREDENTIAL_HEADERS: &[&str] = &["Authorization", "Proxy-Authorization", "C
 /// default `--query.tenant-header`; `AccountID`, `ProjectID`: VictoriaMetrics cluster.
 pub const TENANT_HEADERS: &[&str] = &["X-Scope-OrgID", "THANOS-TENANT", "AccountID", "ProjectID"];
 
-/// A config error, placed in its file.
-#[derive(Debug, thiserror::Error)]
-#[error("{file}:{line}:{column}: {message}")]
+/// A config error, placed in its file: the first, and every other one the file holds (a user
+/// fixes them all in one go, not one per run).
+#[derive(Debug)]
 pub struct ConfigError {
     pub file: String,
     pub line: usize,
     pub column: usize,
     pub message: String,
+    /// The errors after the first, in the order of the file.
+    pub more: Vec<ConfigError>,
 }
+
+/// One line per error, each but the first after `error: ` (the command prints the first's).
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}:{}:{}: {}",
+            self.file, self.line, self.column, self.message
+        )?;
+        for e in &self.more {
+            write!(f, "\nerror: {e}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ConfigError {}
 
 fn glob_set(patterns: &[String], at: usize) -> Result<GlobSet, DecodeError> {
     let mut builder = GlobSetBuilder::new();
@@ -384,7 +403,7 @@ fn decode_policy(node: &Node) -> Result<Policy, DecodeError> {
 }
 
 impl Config {
-    fn decode(root: &Node, path: Option<PathBuf>) -> Result<Config, DecodeError> {
+    fn decode(root: &Node, path: Option<PathBuf>) -> Result<Config, Vec<DecodeError>> {
         let mut config = Config {
             path,
             ..Config::default()
@@ -392,34 +411,52 @@ impl Config {
         if root.is_null() {
             return Ok(config);
         }
-        let mut fields = Fields::new(root, "config")?;
+        let mut fields = Fields::new(root, "config").map_err(|e| vec![e])?;
+        // Each key is decoded on its own: an error in one does not hide the others'.
+        let mut errors: Vec<DecodeError> = Vec::new();
+        macro_rules! key {
+            ($($body:tt)*) => {
+                #[allow(clippy::redundant_closure_call)]
+                if let Err(e) = (|| -> Result<(), DecodeError> { $($body)* Ok(()) })() {
+                    errors.push(e);
+                }
+            };
+        }
         if let Some(rules_node) = fields.take("rules") {
             // Checks that `rules` is a mapping; its keys are rule ids, decoded one by one.
-            Fields::new(rules_node, "`rules`")?;
+            key! { Fields::new(rules_node, "`rules`")?; }
             for entry in rules_node.as_map().unwrap_or_default() {
-                let id = rule_id(&entry.key)?;
-                config.rules.insert(id, decode_rule_setting(&entry.value)?);
+                key! {
+                    let id = rule_id(&entry.key)?;
+                    config.rules.insert(id, decode_rule_setting(&entry.value)?);
+                }
             }
         }
-        let exclude_at = fields.take("exclude").map_or(0, |n| n.span.start());
-        config.exclude = fields.string_list("exclude")?;
-        if !config.exclude.is_empty() {
-            config.exclude_set = Some(glob_set(&config.exclude, exclude_at)?);
+        key! {
+            let exclude_at = fields.take("exclude").map_or(0, |n| n.span.start());
+            config.exclude = fields.string_list("exclude")?;
+            if !config.exclude.is_empty() {
+                config.exclude_set = Some(glob_set(&config.exclude, exclude_at)?);
+            }
         }
-        config.gpu_resources = fields.string_list("gpu_resources")?;
-        config.gpu_device_classes = fields.string_list("gpu_device_classes")?;
-        if let Some(list) = fields.seq("workloads")? {
-            config.workloads = list
-                .iter()
-                .map(KindEntry::from_node)
-                .collect::<Result<_, _>>()?;
+        key! { config.gpu_resources = fields.string_list("gpu_resources")?; }
+        key! { config.gpu_device_classes = fields.string_list("gpu_device_classes")?; }
+        key! {
+            if let Some(list) = fields.seq("workloads")? {
+                config.workloads = list
+                    .iter()
+                    .map(KindEntry::from_node)
+                    .collect::<Result<_, _>>()?;
+            }
         }
-        if let Some(kueue) = fields.take("kueue") {
-            let mut k = Fields::new(kueue, "`kueue`")?;
-            config.kueue_required = k.bool("required")?.unwrap_or(false);
-            k.finish()?;
+        key! {
+            if let Some(kueue) = fields.take("kueue") {
+                let mut k = Fields::new(kueue, "`kueue`")?;
+                config.kueue_required = k.bool("required")?.unwrap_or(false);
+                k.finish()?;
+            }
         }
-        if let Some(kustomize) = fields.take("kustomize") {
+        key! { if let Some(kustomize) = fields.take("kustomize") {
             let mut k = Fields::new(kustomize, "`kustomize`")?;
             // `root-only` (the default) is accepted; `none` widens what a render reads, which
             // only the command line may do.
@@ -443,12 +480,14 @@ impl Config {
                 }
             }
             k.finish()?;
+        } }
+        key! {
+            if let Some(node) = fields.take("policy") {
+                config.policy = decode_policy(node)?;
+            }
         }
-        if let Some(node) = fields.take("policy") {
-            config.policy = decode_policy(node)?;
-        }
-        config.default_namespace = fields.string("namespace")?;
-        if let Some(list) = fields.seq("namespaces")? {
+        key! { config.default_namespace = fields.string("namespace")?; }
+        key! { if let Some(list) = fields.seq("namespaces")? {
             for item in list {
                 let mut f = Fields::new(item, "`namespaces` entry")?;
                 let (pattern, at) = f.string_at("path")?.ok_or_else(|| DecodeError {
@@ -461,74 +500,83 @@ impl Config {
                     .path_namespaces
                     .push((glob_set(std::slice::from_ref(&pattern), at)?, namespace));
             }
-        }
-        if let Some(list) = fields.seq("charts")? {
+        } }
+        let charts = fields.seq("charts").unwrap_or_else(|e| {
+            errors.push(e);
+            None
+        });
+        if let Some(list) = charts {
             for item in list {
-                let mut f = Fields::new(item, "`charts` entry")?;
-                let (path, path_at) = f.string_at("path")?.ok_or_else(|| DecodeError {
-                    offset: item.span.start(),
-                    message: "`charts` entry: missing required key `path`".into(),
-                })?;
-                check_chart_path(config.path.as_deref(), &path).map_err(|message| DecodeError {
-                    offset: path_at,
-                    message,
-                })?;
-                let release = f.string_at("release")?;
-                let namespace = f.string_at("namespace")?;
-                let remote = f.string_at("remote")?.map(|r| r.0);
-                let value_nodes: Vec<Node> = item
-                    .get("values")
-                    .and_then(Node::as_seq)
-                    .map(<[Node]>::to_vec)
-                    .unwrap_or_default();
-                let values = f.string_list("values")?;
-                f.finish()?;
-                // Names reach `helm template`: only names Helm accepts.
-                if let Some((name, at)) = &release {
-                    if !crate::source::helm::is_release_name(name) {
-                        return Err(DecodeError {
-                            offset: *at,
-                            message: format!("`charts` entry: release {name:?} is not a DNS-1123 subdomain (lowercase letters, digits, '-' and '.', at most 53 characters)"),
-                        });
-                    }
-                }
-                if let Some((ns, at)) = &namespace {
-                    if !crate::source::helm::is_namespace(ns) {
-                        return Err(DecodeError {
-                            offset: *at,
-                            message: format!("`charts` entry: namespace {ns:?} is not a DNS-1123 label (lowercase letters, digits and '-', at most 63 characters)"),
-                        });
-                    }
-                }
-                for (written, node) in values.iter().zip(&value_nodes) {
-                    check_values_path(config.path.as_deref(), written).map_err(|message| {
-                        DecodeError {
-                            offset: node.span.start(),
-                            message,
-                        }
+                key! {
+                    let mut f = Fields::new(item, "`charts` entry")?;
+                    let (path, path_at) = f.string_at("path")?.ok_or_else(|| DecodeError {
+                        offset: item.span.start(),
+                        message: "`charts` entry: missing required key `path`".into(),
                     })?;
+                    check_chart_path(config.path.as_deref(), &path).map_err(|message| DecodeError {
+                        offset: path_at,
+                        message,
+                    })?;
+                    let release = f.string_at("release")?;
+                    let namespace = f.string_at("namespace")?;
+                    let remote = f.string_at("remote")?.map(|r| r.0);
+                    let value_nodes: Vec<Node> = item
+                        .get("values")
+                        .and_then(Node::as_seq)
+                        .map(<[Node]>::to_vec)
+                        .unwrap_or_default();
+                    let values = f.string_list("values")?;
+                    f.finish()?;
+                    // Names reach `helm template`: only names Helm accepts.
+                    if let Some((name, at)) = &release {
+                        if !crate::source::helm::is_release_name(name) {
+                            return Err(DecodeError {
+                                offset: *at,
+                                message: format!("`charts` entry: release {name:?} is not a DNS-1123 subdomain (lowercase letters, digits, '-' and '.', at most 53 characters)"),
+                            });
+                        }
+                    }
+                    if let Some((ns, at)) = &namespace {
+                        if !crate::source::helm::is_namespace(ns) {
+                            return Err(DecodeError {
+                                offset: *at,
+                                message: format!("`charts` entry: namespace {ns:?} is not a DNS-1123 label (lowercase letters, digits and '-', at most 63 characters)"),
+                            });
+                        }
+                    }
+                    for (written, node) in values.iter().zip(&value_nodes) {
+                        check_values_path(config.path.as_deref(), written).map_err(|message| {
+                            DecodeError {
+                                offset: node.span.start(),
+                                message,
+                            }
+                        })?;
+                    }
+                    let (release, namespace) = (release.map(|r| r.0), namespace.map(|n| n.0));
+                    config.charts.push(ChartEntry {
+                        path: PathBuf::from(path),
+                        release,
+                        namespace,
+                        values: values.into_iter().map(PathBuf::from).collect(),
+                        remote,
+                    });
                 }
-                let (release, namespace) = (release.map(|r| r.0), namespace.map(|n| n.0));
-                config.charts.push(ChartEntry {
-                    path: PathBuf::from(path),
-                    release,
-                    namespace,
-                    values: values.into_iter().map(PathBuf::from).collect(),
-                    remote,
-                });
             }
         }
         // A repository file never names a program: a pull request could point it at a script.
-        if let Some(node) = fields.take("helm") {
-            return Err(DecodeError {
+        // Refused, so not among the keys an unknown key's error lists.
+        if let Some(node) = fields.take_unlisted("helm") {
+            errors.push(DecodeError {
                 offset: node.span.start(),
                 message: "`helm:` is not read from a repository file (a pull request could name any program): pass `--helm PATH` or set GPULINT_HELM, else `helm` is looked up on PATH".into(),
             });
         }
-        if let Some(node) = fields.take("prometheus") {
-            config.prometheus = Some(decode_prometheus(node)?);
+        key! {
+            if let Some(node) = fields.take("prometheus") {
+                config.prometheus = Some(decode_prometheus(node)?);
+            }
         }
-        match fields.take("metrics") {
+        key! { match fields.take("metrics") {
             Some(node) if node.as_map().is_some() => {
                 for e in node.as_map().unwrap_or_default() {
                     let cluster = decode::string(&e.key)?;
@@ -545,8 +593,8 @@ impl Config {
                 config.metrics_at = node.span.start();
             }
             _ => {}
-        }
-        if let Some(list) = fields.seq("clusters")? {
+        } }
+        key! { if let Some(list) = fields.seq("clusters")? {
             for item in list {
                 let mut f = Fields::new(item, "`clusters` entry")?;
                 let name = f.required_string("name")?;
@@ -557,31 +605,42 @@ impl Config {
                     paths: paths.into_iter().map(PathBuf::from).collect(),
                 });
             }
-        }
-        if let Some(list) = fields.seq("ignore")? {
+        } }
+        let ignore = fields.seq("ignore").unwrap_or_else(|e| {
+            errors.push(e);
+            None
+        });
+        if let Some(list) = ignore {
             for item in list {
-                let mut f = Fields::new(item, "`ignore` entry")?;
-                let (pattern, at) = f.string_at("path")?.ok_or_else(|| DecodeError {
-                    offset: item.span.start(),
-                    message: "`ignore` entry: missing required key `path`".into(),
-                })?;
-                let rules = match f.take("rules") {
-                    None => Vec::new(),
-                    Some(node) => match node.as_seq() {
-                        Some(ids) => ids.iter().map(rule_id).collect::<Result<_, _>>()?,
-                        None => vec![rule_id(node)?],
-                    },
-                };
-                f.finish()?;
-                config.ignore.push(IgnoreEntry {
-                    globs: glob_set(std::slice::from_ref(&pattern), at)?,
-                    pattern,
-                    rules,
-                });
+                key! {
+                    let mut f = Fields::new(item, "`ignore` entry")?;
+                    let (pattern, at) = f.string_at("path")?.ok_or_else(|| DecodeError {
+                        offset: item.span.start(),
+                        message: "`ignore` entry: missing required key `path`".into(),
+                    })?;
+                    let rules = match f.take("rules") {
+                        None => Vec::new(),
+                        Some(node) => match node.as_seq() {
+                            Some(ids) => ids.iter().map(rule_id).collect::<Result<_, _>>()?,
+                            None => vec![rule_id(node)?],
+                        },
+                    };
+                    f.finish()?;
+                    config.ignore.push(IgnoreEntry {
+                        globs: glob_set(std::slice::from_ref(&pattern), at)?,
+                        pattern,
+                        rules,
+                    });
+                }
             }
         }
-        fields.finish()?;
-        Ok(config)
+        errors.extend(fields.finish_all());
+        if errors.is_empty() {
+            Ok(config)
+        } else {
+            errors.sort_by_key(|e| e.offset);
+            Err(errors)
+        }
     }
 
     /// Parses a config text; errors carry the file's line and column.
@@ -595,6 +654,7 @@ impl Config {
                 line,
                 column,
                 message,
+                more: Vec::new(),
             }
         };
         if let Some(e) = &stream.error {
@@ -602,17 +662,27 @@ impl Config {
         }
         let empty = Node::default();
         let root = stream.documents.first().map_or(&empty, |d| &d.root);
-        let mut config =
-            Config::decode(root, Some(path.to_path_buf())).map_err(|e| at(e.offset, e.message))?;
+        let (mut config, mut errors) = match Config::decode(root, Some(path.to_path_buf())) {
+            Ok(config) => (config, Vec::new()),
+            Err(errors) => (Config::default(), errors),
+        };
         if let Some(written) = config.metrics.take() {
-            let resolved = resolve_inside_repository(path, &written, "metrics", "snapshot")
-                .map_err(|message| at(config.metrics_at, message))?;
-            config.metrics = Some(resolved);
+            match resolve_inside_repository(path, &written, "metrics", "snapshot") {
+                Ok(resolved) => config.metrics = Some(resolved),
+                Err(message) => errors.push(DecodeError {
+                    offset: config.metrics_at,
+                    message,
+                }),
+            }
         }
         for (_, written, offset) in config.cluster_metrics.iter_mut() {
-            let resolved = resolve_inside_repository(path, written, "metrics", "snapshot")
-                .map_err(|message| at(*offset, message))?;
-            *written = resolved;
+            match resolve_inside_repository(path, written, "metrics", "snapshot") {
+                Ok(resolved) => *written = resolved,
+                Err(message) => errors.push(DecodeError {
+                    offset: *offset,
+                    message,
+                }),
+            }
         }
         // Cluster paths are relative to the config's folder, like every path it names.
         if let Some(dir) = path.parent() {
@@ -624,13 +694,24 @@ impl Config {
         }
         if let Some(prometheus) = config.prometheus.as_mut() {
             if let Some(written) = prometheus.ca.take() {
-                let resolved =
-                    resolve_inside_repository(path, &written, "prometheus.ca", "CA file")
-                        .map_err(|message| at(prometheus.ca_at, message))?;
-                prometheus.ca = Some(resolved);
+                match resolve_inside_repository(path, &written, "prometheus.ca", "CA file") {
+                    Ok(resolved) => prometheus.ca = Some(resolved),
+                    Err(message) => errors.push(DecodeError {
+                        offset: prometheus.ca_at,
+                        message,
+                    }),
+                }
             }
         }
-        Ok(config)
+        errors.sort_by_key(|e| e.offset);
+        let mut placed = errors.into_iter().map(|e| at(e.offset, e.message));
+        match placed.next() {
+            None => Ok(config),
+            Some(mut first) => {
+                first.more = placed.collect();
+                Err(first)
+            }
+        }
     }
 
     /// The config the command line names (`--config FILE`): anywhere, since the command line
@@ -661,6 +742,7 @@ impl Config {
                 line: 1,
                 column: 1,
                 message: format!("cannot read config: {e}"),
+                more: Vec::new(),
             })?;
         Config::parse(&text, path)
     }
@@ -777,7 +859,8 @@ fn check_chart_path(config: Option<&Path>, written: &str) -> Result<(), String> 
 }
 
 /// A `charts:` values file (relative to the repository root): never outside the repository,
-/// symlinks followed, and a regular file when it exists (a missing one is Helm's error).
+/// symlinks followed, and an existing regular file (a missing one is said at the config's
+/// line, with the name it is a typo of, before any render).
 fn check_values_path(config: Option<&Path>, written: &str) -> Result<(), String> {
     let folder = match config.and_then(Path::parent) {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
@@ -791,11 +874,47 @@ fn check_values_path(config: Option<&Path>, written: &str) -> Result<(), String>
             root.display()
         ));
     }
-    if std::fs::symlink_metadata(&path).is_ok() {
-        crate::source::repo::check_file(&path, Some(&root))
-            .map_err(|refused| format!("`charts` values file {written} {refused}"))?;
+    if std::fs::symlink_metadata(&path).is_err() {
+        // Said here, at the config's line: Helm would only say it cannot read the file.
+        return Err(format!(
+            "`charts` values file {written}: no such file in the repository{}",
+            sibling_hint(&path, &root, written)
+        ));
     }
+    crate::source::repo::check_file(&path, Some(&root))
+        .map_err(|refused| format!("`charts` values file {written} {refused}"))?;
     Ok(())
+}
+
+/// `; did you mean `x`?` when a file of the same folder is a typo away from the missing `path`
+/// (`values.yml` for `values.yaml`).
+fn sibling_hint(path: &Path, root: &Path, written: &str) -> String {
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name().and_then(|n| n.to_str())) else {
+        return String::new();
+    };
+    // A folder on the way may be a link: only a folder that stays in the repository is listed.
+    let inside = |p: &Path| std::fs::canonicalize(p).ok();
+    if !inside(dir)
+        .zip(inside(root))
+        .is_some_and(|(d, r)| d.starts_with(r))
+    {
+        return String::new();
+    }
+    let siblings: Vec<String> = std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(|e| e.ok()?.file_name().into_string().ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    match decode::did_you_mean(name, siblings.iter().map(String::as_str)) {
+        // As written, with the near name in place of the missing one.
+        Some(near) => {
+            let folder = written.rfind('/').map_or("", |i| &written[..=i]);
+            format!("; did you mean `{folder}{near}`?")
+        }
+        None => String::new(),
+    }
 }
 
 /// A path the config names (as `key`), relative to the config's folder, resolved (symlinks
@@ -1066,7 +1185,16 @@ mod tests {
 
     #[test]
     fn helm_charts() {
-        let c = parse("charts:\n- path: charts/llm\n  release: llm-prod\n  namespace: serving\n  values: [envs/prod.yaml, envs/gpu.yaml]\n- path: charts/other\n").unwrap();
+        // Values files must exist: a folder of its own (no git: the config's folder is the
+        // repository).
+        let dir =
+            std::env::temp_dir().join(format!("gpulint-config-charts-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("envs")).unwrap();
+        for f in ["envs/prod.yaml", "envs/gpu.yaml"] {
+            std::fs::write(dir.join(f), "a: 1\n").unwrap();
+        }
+        let config = dir.join(".gpulint.yaml");
+        let c = Config::parse("charts:\n- path: charts/llm\n  release: llm-prod\n  namespace: serving\n  values: [envs/prod.yaml, envs/gpu.yaml]\n- path: charts/other\n", &config).unwrap();
         assert_eq!(
             c.charts[0],
             ChartEntry {
@@ -1093,6 +1221,62 @@ mod tests {
         );
         let e = parse("charts: {path: x}\n").unwrap_err();
         assert_eq!(e.line, 1);
+        // A missing values file is an error at its line, with the file it is a typo of.
+        let e = Config::parse(
+            "charts:\n- path: charts/llm\n  values:\n  - envs/gpu.yaml\n  - envs/prod.yml\n",
+            &config,
+        )
+        .unwrap_err();
+        assert_eq!((e.line, e.column), (5, 5));
+        assert_eq!(
+            e.message,
+            "`charts` values file envs/prod.yml: no such file in the repository; did you mean `envs/prod.yaml`?"
+        );
+        let e = Config::parse(
+            "charts:\n- path: charts/llm\n  values: [nope.yaml]\n",
+            &config,
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.message,
+            "`charts` values file nope.yaml: no such file in the repository"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn every_config_error_is_reported_with_the_key_it_is_a_typo_of() {
+        let e = parse("exlcude: [vendor]\nrules:\n  GPU01: off\n  QOS002: loud\npolicy: {memory_margn: 0.1}\nkueue: {required: true}\nnamespace: [a]\n").unwrap_err();
+        let all: Vec<(usize, usize, &str)> = std::iter::once(&e)
+            .chain(&e.more)
+            .map(|e| (e.line, e.column, e.message.as_str()))
+            .collect();
+        assert_eq!(all.len(), 5, "{all:#?}");
+        assert_eq!((all[0].0, all[0].1), (1, 1));
+        assert!(
+            all[0].2.starts_with("unknown key `exlcude` in config; did you mean `exclude`? expected one of: charts, clusters, exclude,"),
+            "{}",
+            all[0].2
+        );
+        assert!(all[1].2.contains("did you mean `GPU001`?"), "{}", all[1].2);
+        assert_eq!(all[2].0, 4);
+        assert!(
+            all[3].2.contains("did you mean `memory_margin`?"),
+            "{}",
+            all[3].2
+        );
+        assert_eq!(all[4].0, 7);
+        // Printed one per line, each after `error: ` but the first (the command prints it).
+        let shown = e.to_string();
+        assert_eq!(shown.lines().count(), 5);
+        assert!(shown
+            .lines()
+            .skip(1)
+            .all(|l| l.starts_with("error: repo/.gpulint.yaml:")));
+        // Refused keys are not offered: `helm` is never among the expected ones.
+        let e = parse("hlem: x\n").unwrap_err();
+        assert!(!e.message.contains("helm"), "{}", e.message);
+        assert!(e.more.is_empty());
     }
 
     #[test]

@@ -19,7 +19,7 @@ use crate::rules::{
     self, Context, Finding, Origin, RepoFacts, Rule, Severity, Suppression, SuppressionKind,
 };
 use crate::source::discover::{discover, Input};
-use crate::source::file::{load_input, FileRole, InputError, SourceFile};
+use crate::source::file::{display_path, load_input, FileRole, InputError, SourceFile};
 use crate::source::helm::HelmEngine;
 use crate::source::units::{self, HelmUnit, RenderSettings, RenderUnit};
 use crate::source::yaml::{Comment, Node};
@@ -105,6 +105,36 @@ pub struct Linter {
     /// The Helm engine charts are rendered with (`--helm`, `helm:` in the config, or `helm` on
     /// PATH); without one, charts are skipped with a note.
     pub helm: Option<HelmEngine>,
+}
+
+/// Each input error once: a broken base fails the render of every overlay reading it, with the
+/// same error at the same place, and the file's own parse says it again. Kept: the first at
+/// each place and text, the file's own parse error rather than a render's copy of it.
+fn once_each(errors: Vec<InputError>) -> Vec<InputError> {
+    let core = |e: &InputError| -> String {
+        let text = e.message.strip_prefix("kustomize: ").unwrap_or(&e.message);
+        text.strip_prefix("invalid YAML: ")
+            .unwrap_or(text)
+            .to_string()
+    };
+    let mut out: Vec<InputError> = Vec::with_capacity(errors.len());
+    let mut seen: HashMap<(String, usize, usize, String), usize> = HashMap::new();
+    for e in errors {
+        let key = (e.file.clone(), e.line, e.column, core(&e));
+        match seen.get(&key).and_then(|&i| out.get_mut(i)) {
+            None => {
+                seen.insert(key, out.len());
+                out.push(e);
+            }
+            Some(kept) => {
+                if kept.message.starts_with("kustomize: ") && !e.message.starts_with("kustomize: ")
+                {
+                    *kept = e;
+                }
+            }
+        }
+    }
+    out
 }
 
 impl Linter {
@@ -206,6 +236,36 @@ impl Linter {
             }
         }
         placement.place_releases(&mut releases);
+        let mut errors = once_each(errors);
+        // Folders holding no manifest at all: a wrong path or an `exclude` too wide, not a clean
+        // repository. Files named one by one (pre-commit's staged files) that the config
+        // excludes, or that are not manifests, are nothing to lint, and no error.
+        let nothing = files.iter().all(|f| f.role == FileRole::Support)
+            && units.is_empty()
+            && releases.is_empty();
+        let folders = paths.is_empty() || paths.iter().any(|p| p.is_dir());
+        if nothing && folders && errors.is_empty() {
+            let named: Vec<String> = if paths.is_empty() {
+                vec!["`.`".into()]
+            } else {
+                paths
+                    .iter()
+                    .map(|p| format!("`{}`", display_path(p)))
+                    .collect()
+            };
+            errors.push(InputError {
+                source: None,
+                file: String::new(),
+                line: 0,
+                column: 0,
+                message: format!(
+                    "no Kubernetes manifests found in {}: nothing was linted (gpulint reads \
+                     `*.yaml` and `*.yml` files, Kustomize roots and Helm charts; check the paths \
+                     and the config's `exclude:`)",
+                    named.join(", ")
+                ),
+            });
+        }
         Loaded {
             files,
             units,

@@ -416,6 +416,12 @@ fn ceil_div(n: i128, d: i128) -> Option<i128> {
     }
 }
 
+/// A measured size for people, in GiB with one decimal as Kubernetes spells it (`10.2Gi`): every
+/// message and report shows memory, GPU memory included, in this one unit.
+pub fn gib(bytes: f64) -> String {
+    format!("{:.1}Gi", bytes / GI as f64)
+}
+
 /// Formats a byte count with the largest binary suffix that divides it exactly, so
 /// suggestions read like hand-written manifests: `34359738368` -> `32Gi`,
 /// `1610612736` -> `1536Mi`, `1000` -> `1000`.

@@ -307,6 +307,9 @@ pub struct Pod<'a> {
     pub path: String,
     /// The pod template's metadata (annotations and labels), for templates.
     pub template_metadata: Option<&'a Node>,
+    /// A core PodSpec and nothing else (a pod template's `spec`, a Pod's): every key is a field
+    /// of Kubernetes' PodSpec. Not a CRD's PodSpec with fields of its own (KServe's predictor).
+    pub exact: bool,
 }
 
 impl<'a> Pod<'a> {
@@ -381,7 +384,13 @@ impl<'a> Finder<'a> {
         self.seen.insert(std::ptr::from_ref(node) as usize)
     }
 
-    fn add_pod(&mut self, spec: &'a Node, path: String, template_metadata: Option<&'a Node>) {
+    fn add_pod(
+        &mut self,
+        spec: &'a Node,
+        path: String,
+        template_metadata: Option<&'a Node>,
+        exact: bool,
+    ) {
         if spec.as_map().is_none() || !self.claim(spec) {
             return;
         }
@@ -416,6 +425,7 @@ impl<'a> Finder<'a> {
             spec,
             path,
             template_metadata,
+            exact,
         });
     }
 
@@ -466,13 +476,16 @@ impl<'a> Finder<'a> {
                 if let Some(spec) = template.get("spec") {
                     let mut path = join(&object.path, &rel);
                     push_name(&mut path, "spec");
-                    self.add_pod(spec, path, template.get("metadata"));
+                    self.add_pod(spec, path, template.get("metadata"), true);
                 }
             }
         }
+        // Only the core Pod's `spec` is a PodSpec alone; other kinds' pod_specs inline theirs
+        // beside fields of their own.
+        let core = entry.group.as_deref() == Some("");
         for p in &entry.pod_specs {
             for (spec, rel) in query(object.node, p) {
-                self.add_pod(spec, join(&object.path, &rel), None);
+                self.add_pod(spec, join(&object.path, &rel), None, core);
             }
         }
         for p in &entry.containers {
@@ -502,7 +515,7 @@ impl<'a> Finder<'a> {
         }
         if let Some(entries) = node.as_map() {
             if looks_like_pod_spec(node) {
-                self.add_pod(node, path.clone(), None);
+                self.add_pod(node, path.clone(), None, false);
             } else if looks_like_resources(node.get("resources"))
                 && node.get("accessModes").is_none()
             {

@@ -31,6 +31,16 @@ pub struct Page<'a> {
     pub linter: &'a Linter,
 }
 
+/// The render a finding's object came from (a Kustomize root's folder, a Helm release), `None`
+/// for a file as written.
+fn render_of<'r>(run: &'r Run, f: &Finding) -> Option<&'r str> {
+    match f.origin {
+        crate::rules::Origin::File => None,
+        crate::rules::Origin::Kustomize(i) => run.units.get(i).map(|u| u.name.as_str()),
+        crate::rules::Origin::Helm(i) => run.releases.get(i).map(|u| u.name.as_str()),
+    }
+}
+
 /// Text for HTML element content and quoted attribute values.
 pub(crate) fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
@@ -54,36 +64,40 @@ th{background:#f6f8fa}th[aria-sort]{background:#dde4ec}td.n{text-align:right}
 .meta{color:#57606a;margin:0}.cards{display:flex;flex-wrap:wrap;gap:12px}
 .card{border:1px solid #d0d7de;border-radius:6px;padding:6px 10px;width:500px;box-sizing:border-box}.card h3{font-size:14px;margin:2px 0}
 .legend{color:#57606a;font-size:12px;margin:0}.error{color:#b42318}.warning{color:#9a6700}.info{color:#0969da}
-#filters{margin:6px 0}code{font-size:12px}";
+#filters{margin:6px 0}code{font-size:12px}
+#findings{table-layout:fixed}#findings td{overflow-wrap:anywhere}";
 
-/// Sorts and filters the findings table; the state lives in the URL fragment
-/// (`#rule=GPU002&severity=error&sort=2`) so a view can be linked. Without script none of it
+/// Sorts and filters the findings table (by rule, severity and render: `r:<name>` a Kustomize
+/// root or Helm release, `files` the files as written); the state lives in the URL fragment
+/// (`#rule=GPU002&severity=error&render=r%3Aoverlays%2Fprod&sort=2`) so a view can be linked. Without script none of it
 /// runs: the filters stay hidden and the table shows every finding.
 const SCRIPT: &str = "(function(){
 var t=document.getElementById('findings');if(!t){document.documentElement.setAttribute('data-ready','1');return;}
 var body=t.tBodies[0],rows=[].slice.call(body.rows),heads=t.tHead.rows[0].cells;
-var rule=document.getElementById('f-rule'),sev=document.getElementById('f-severity'),count=document.getElementById('f-count');
-var state={rule:'',severity:'',sort:''};
+var rule=document.getElementById('f-rule'),sev=document.getElementById('f-severity'),ren=document.getElementById('f-render'),count=document.getElementById('f-count');
+var state={rule:'',severity:'',render:'',sort:''};
 location.hash.slice(1).split('&').forEach(function(p){var kv=p.split('=');if(kv[0] in state)state[kv[0]]=decodeURIComponent(kv[1]||'');});
 function key(r,i){var c=r.cells[i];return c.getAttribute('data-key')||c.textContent;}
+function inRender(r){if(!state.render)return true;if(state.render==='files')return !r.hasAttribute('data-render');return r.getAttribute('data-render')===state.render.slice(2);}
 function apply(){
-rule.value=state.rule;sev.value=state.severity;var n=0;
-rows.forEach(function(r){var ok=(!state.rule||r.getAttribute('data-rule')===state.rule)&&(!state.severity||r.getAttribute('data-severity')===state.severity);r.hidden=!ok;if(ok)n++;});
+rule.value=state.rule;sev.value=state.severity;if(ren)ren.value=state.render;var n=0;
+rows.forEach(function(r){var ok=(!state.rule||r.getAttribute('data-rule')===state.rule)&&(!state.severity||r.getAttribute('data-severity')===state.severity)&&inRender(r);r.hidden=!ok;if(ok)n++;});
 count.textContent=n+' of '+rows.length+' findings shown';
 [].forEach.call(heads,function(h){h.removeAttribute('aria-sort');});
 var m=/^(-?)(\\d+)$/.exec(state.sort);
 if(m&&heads[+m[2]]){var i=+m[2],dir=m[1]?-1:1;heads[i].setAttribute('aria-sort',dir>0?'ascending':'descending');
 rows.slice().sort(function(a,b){return dir*key(a,i).localeCompare(key(b,i),undefined,{numeric:true});}).forEach(function(r){body.appendChild(r);});}
-var h=['rule','severity','sort'].filter(function(k){return state[k];}).map(function(k){return k+'='+encodeURIComponent(state[k]);}).join('&');
+var h=['rule','severity','render','sort'].filter(function(k){return state[k];}).map(function(k){return k+'='+encodeURIComponent(state[k]);}).join('&');
 if(h!==location.hash.slice(1))history.replaceState(null,'',h?'#'+h:location.pathname);}
 rule.onchange=function(){state.rule=rule.value;apply();};sev.onchange=function(){state.severity=sev.value;apply();};
+if(ren)ren.onchange=function(){state.render=ren.value;apply();};
 [].forEach.call(heads,function(th,i){th.tabIndex=0;th.style.cursor='pointer';th.onclick=function(){state.sort=(state.sort===String(i)?'-':'')+i;apply();};});
 document.getElementById('filters').hidden=false;apply();
 document.documentElement.setAttribute('data-ready','1');
 })();";
 
 fn gib(bytes: f64) -> String {
-    format!("{:.1}Gi", bytes / (1u64 << 30) as f64)
+    crate::quantity::gib(bytes)
 }
 
 fn cores(c: f64) -> String {
@@ -621,8 +635,20 @@ pub fn render(run: &Run, page: &Page) -> String {
         for r in &rules {
             let _ = write!(h, "<option>{}</option>", esc(r));
         }
-        h.push_str("</select></label> <label>severity <select id=\"f-severity\"><option value=\"\">all</option><option>error</option><option>warning</option><option>info</option></select></label> <span id=\"f-count\"></span></div>\n");
-        h.push_str("<table id=\"findings\"><thead><tr><th>location</th><th>severity</th><th>rule</th><th>object</th><th>message</th><th>suggested</th></tr></thead>\n<tbody>\n");
+        h.push_str("</select></label> <label>severity <select id=\"f-severity\"><option value=\"\">all</option><option>error</option><option>warning</option><option>info</option></select></label>");
+        // The renders findings came from: a Kustomize root's overlays share a base, and one
+        // overlay's findings are what its owner reads.
+        let renders: BTreeSet<&str> = findings.iter().filter_map(|f| render_of(run, f)).collect();
+        if !renders.is_empty() {
+            h.push_str(" <label>render <select id=\"f-render\"><option value=\"\">all</option><option value=\"files\">files as written</option>");
+            for r in &renders {
+                let _ = write!(h, "<option value=\"r:{r}\">{r}</option>", r = esc(r));
+            }
+            h.push_str("</select></label>");
+        }
+        h.push_str(" <span id=\"f-count\"></span></div>\n");
+        // Fixed widths, long paths and messages wrapped: the table stays in its column.
+        h.push_str("<table id=\"findings\"><colgroup><col style=\"width:19%\"><col style=\"width:7%\"><col style=\"width:7%\"><col style=\"width:17%\"><col style=\"width:38%\"><col style=\"width:12%\"></colgroup><thead><tr><th>location</th><th>severity</th><th>rule</th><th>object</th><th>message</th><th>suggested</th></tr></thead>\n<tbody>\n");
         let mut rows: Vec<(&Finding, super::Location)> =
             findings.iter().map(|f| (*f, location(run, f))).collect();
         // Grouped by file, in line order.
@@ -645,9 +671,12 @@ pub fn render(run: &Run, page: &Page) -> String {
                 .filter(|s| !s.is_empty())
                 .unwrap_or_else(|| "-".into());
             let severity = f.severity.as_str();
+            let render = render_of(run, f)
+                .map(|r| format!(" data-render=\"{}\"", esc(r)))
+                .unwrap_or_default();
             let _ = writeln!(
                 h,
-                "<tr data-rule=\"{rule}\" data-severity=\"{severity}\"><td data-key=\"{file}:{line:08}\">{file}:{line}:{column}</td><td class=\"{severity}\" data-key=\"{rank}\">{severity}</td><td>{rule}</td><td>{object}</td><td>{message}</td><td>{suggested}</td></tr>",
+                "<tr data-rule=\"{rule}\" data-severity=\"{severity}\"{render}><td data-key=\"{file}:{line:08}\">{file}:{line}:{column}</td><td class=\"{severity}\" data-key=\"{rank}\">{severity}</td><td>{rule}</td><td>{object}</td><td>{message}</td><td>{suggested}</td></tr>",
                 rule = esc(f.rule.id),
                 file = esc(at.file),
                 line = at.line,

@@ -218,7 +218,9 @@ pub fn summary(run: &Run) -> String {
     let fixable = active.iter().filter(|f| f.fixable()).count();
     let unsafe_fixable = active.iter().filter(|f| f.unsafe_fixable()).count();
     let with_findings: std::collections::BTreeSet<usize> = active.iter().map(|f| f.file).collect();
-    let mut line = if active.is_empty() {
+    let mut line = if run.file_count() == 0 && active.is_empty() {
+        "No manifests found: nothing was linted".to_string()
+    } else if active.is_empty() {
         format!("No findings in {} file(s)", run.file_count())
     } else {
         format!(

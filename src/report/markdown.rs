@@ -206,22 +206,55 @@ pub fn render(run: &Run, page: &Page) -> String {
                 .map(|(k, _, _)| container_limit(&inventory, k))
                 .collect();
             md.push_str("### Memory of the containers with measured findings\n\n");
-            md.push_str("```mermaid\nxychart-beta\n    title \"Memory (GiB): bars = measured P99, line = limit\"\n    x-axis [");
-            let names: Vec<String> = shown
-                .iter()
-                .map(|(k, _, _)| format!("\"{}\"", label(&format!("{}/{}", k.name, k.container))))
-                .collect();
-            md.push_str(&names.join(", "));
-            md.push_str("]\n    y-axis \"GiB\"\n    bar [");
-            let p99: Vec<String> = shown
-                .iter()
-                .map(|(_, _, m)| gib(m.p99.or(m.max).unwrap_or(0.0)))
-                .collect();
-            md.push_str(&p99.join(", "));
-            md.push_str("]\n    line [");
-            let lim: Vec<String> = limits.iter().map(|l| gib(l.unwrap_or(0.0))).collect();
-            md.push_str(&lim.join(", "));
-            md.push_str("]\n```\n\n");
+            // One axis per order of magnitude: a 2.9Gi bar beside a 1124Gi one is a flat line.
+            let scale = |i: usize| {
+                let (_, _, m) = &shown[i];
+                m.p99.or(m.max).unwrap_or(0.0).max(limits[i].unwrap_or(0.0))
+            };
+            let mut order: Vec<usize> = (0..shown.len()).collect();
+            order.sort_by(|&a, &b| scale(a).total_cmp(&scale(b)));
+            let mut charts: Vec<Vec<usize>> = Vec::new();
+            for i in order {
+                match charts.last_mut() {
+                    Some(chart)
+                        if chart
+                            .first()
+                            .is_some_and(|&low| scale(i) <= 10.0 * scale(low).max(1.0)) =>
+                    {
+                        chart.push(i)
+                    }
+                    _ => charts.push(vec![i]),
+                }
+            }
+            for chart in &charts {
+                let top = chart.last().map_or(0.0, |&i| scale(i));
+                let _ = write!(
+                    md,
+                    "```mermaid\nxychart-beta\n    title \"Memory (GiB), up to {}: bars = measured P99, line = limit\"\n    x-axis [",
+                    gib(top)
+                );
+                let names: Vec<String> = chart
+                    .iter()
+                    .map(|&i| {
+                        let (k, _, _) = &shown[i];
+                        format!("\"{}\"", label(&format!("{}/{}", k.name, k.container)))
+                    })
+                    .collect();
+                md.push_str(&names.join(", "));
+                md.push_str("]\n    y-axis \"GiB\"\n    bar [");
+                let p99: Vec<String> = chart
+                    .iter()
+                    .map(|&i| gib(shown[i].2.p99.or(shown[i].2.max).unwrap_or(0.0)))
+                    .collect();
+                md.push_str(&p99.join(", "));
+                md.push_str("]\n    line [");
+                let lim: Vec<String> = chart
+                    .iter()
+                    .map(|&i| gib(limits[i].unwrap_or(0.0)))
+                    .collect();
+                md.push_str(&lim.join(", "));
+                md.push_str("]\n```\n\n");
+            }
             md.push_str("| container | memory request | limit | P50 | P99 | max | suggested | findings |\n|---|--:|--:|--:|--:|--:|---|---|\n");
             for ((k, fs, m), limit) in shown.iter().zip(&limits) {
                 let request = container_quantity(&inventory, k, "requests");

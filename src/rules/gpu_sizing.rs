@@ -14,6 +14,7 @@ use crate::k8s::workload::{Container, Workload};
 use crate::metrics::mig::{self, NoFit};
 use crate::metrics::recommend::MigStrategy;
 use crate::metrics::usage::Usage;
+use crate::quantity::gib;
 
 /// The whole-GPU resource a MIG slice replaces.
 const WHOLE_GPU: &str = "nvidia.com/gpu";
@@ -216,10 +217,6 @@ fn percent(v: f64) -> String {
     format!("{:.0}%", v * 100.0)
 }
 
-fn gb(bytes: f64) -> String {
-    format!("{:.1} GB", bytes / 1e9)
-}
-
 fn check_measured(
     cx: &Context,
     w: &Workload,
@@ -406,8 +403,8 @@ fn check_mig(
     };
     let uses = format!(
         "uses {} of GPU memory at P99 ({} with the {} margin) and {} {compute_series} at P99",
-        gb(p99),
-        gb(fit.memory_needed),
+        gib(p99),
+        gib(fit.memory_needed),
         percent(cx.policy.memory_margin),
         percent(fit.compute_needed)
     );
@@ -514,8 +511,9 @@ mod tests {
         assert_eq!(hits.len(), 1, "{hits:?}");
         let (rule, at, message, fix) = &hits[0];
         assert_eq!((rule.as_str(), at.as_str()), ("GPU013", "nvidia.com/gpu"));
-        // 8 GB × 1.15 = 9.2 GB fits 1g.10gb; 10% compute fits 1/7.
-        assert!(message.contains("uses 8.0 GB of GPU memory at P99 (9.2 GB with the 15% margin) and 10% engine activity at P99"), "{message}");
+        // 8 GB × 1.15 = 9.2 GB fits 1g.10gb; 10% compute fits 1/7. Shown in GiB, as every
+        // report shows memory.
+        assert!(message.contains("uses 7.5Gi of GPU memory at P99 (8.6Gi with the 15% margin) and 10% engine activity at P99"), "{message}");
         assert!(
             message.contains("MIG 1g.10gb fits and frees 6/7 of the GPU"),
             "{message}"

@@ -133,17 +133,7 @@ fn name_of<'a>(w: &'a Workload) -> &'a str {
     w.object.id.name.as_deref().unwrap_or("<unnamed>")
 }
 
-/// The closest of `candidates` to a misspelt `name`, when close enough to be a typo.
-pub(crate) fn did_you_mean<'a>(
-    name: &str,
-    candidates: impl Iterator<Item = &'a str>,
-) -> Option<&'a str> {
-    candidates
-        .map(|c| (strsim::damerau_levenshtein(name, c), c))
-        .filter(|(d, _)| *d > 0 && *d <= (name.chars().count() / 3).max(2))
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, c)| c)
-}
+pub(crate) use crate::source::decode::did_you_mean;
 
 /// How a finding names the right object: `; did you mean `x`? ` before the consequence, or the
 /// list of candidates in parentheses and a colon.
@@ -497,7 +487,8 @@ fn check_covered(
         .flat_map(|g| g.covered.iter().map(String::as_str))
         .collect();
     for resource in ask.total.keys() {
-        if cq.node.group_of(resource).is_some() {
+        // A misspelt name (`memroy`) is FLD001's: the pod is rejected before Kueue sees it.
+        if cq.node.group_of(resource).is_some() || super::fields::invalid_resource_name(resource) {
             continue;
         }
         let Some((set, span)) = ask
@@ -934,6 +925,11 @@ mod admission_tests {
             "{}",
             h[0].2
         );
+        // A misspelt name is FLD001's alone: the API server rejects the pod first.
+        let text = job("tas-user-queue", 1, 1, "")
+            .replace("memory: 8Gi", "memory: 8Gi, ephemeral-storag: 10Gi");
+        let h = hits(&text);
+        assert!(h.is_empty(), "{h:?}");
     }
 
     #[test]

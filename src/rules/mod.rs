@@ -5,6 +5,7 @@
 //! enablement, `--select`/`--ignore`, and the suppressions.
 
 mod dra;
+mod fields;
 mod fit;
 mod gpu;
 mod gpu_sizing;
@@ -503,6 +504,14 @@ registry! {
         fix: Never,
         summary: "GPU pod without a node selector or affinity on a GPU product label",
     }
+    UnknownField {
+        id: "FLD001",
+        name: "unknown-field",
+        severity: Error,
+        enabled_by_default: true,
+        fix: Never,
+        summary: "a key Kubernetes does not know in a pod spec, a container or its resources (`request:`, `memroy:`): rejected, or dropped",
+    }
 }
 
 impl Rule {
@@ -717,6 +726,7 @@ pub fn check_workload(cx: &Context, w: &Workload) -> Vec<Hit> {
     headroom::check(cx, w, &mut hits);
     schedule::check(cx, w, &mut hits);
     render_errors::check(cx, w, &mut hits);
+    fields::check(cx, w, &mut hits);
     hits
 }
 

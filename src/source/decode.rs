@@ -3,6 +3,16 @@
 
 use super::yaml::{Node, ScalarKind, Value};
 
+/// The closest of `candidates` to a misspelt `name`, when close enough to be a typo (config
+/// keys, rule ids, queue and claim names, Kubernetes fields).
+pub fn did_you_mean<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    candidates
+        .map(|c| (strsim::damerau_levenshtein(name, c), c))
+        .filter(|(d, _)| *d > 0 && *d <= (name.chars().count() / 3).max(2))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c)
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DecodeError {
     pub offset: usize,
@@ -92,6 +102,12 @@ impl<'a> Fields<'a> {
     /// The value under `key`, marking it used.
     pub fn take(&mut self, key: &'static str) -> Option<&'a Node> {
         self.expected.push(key);
+        self.take_unlisted(key)
+    }
+
+    /// The value under a key that is refused, not expected: marked used (its own error says
+    /// why), left out of the list of keys an unknown key's error names.
+    pub fn take_unlisted(&mut self, key: &'static str) -> Option<&'a Node> {
         let entries = self.node.as_map()?;
         let index = entries
             .iter()
@@ -174,25 +190,38 @@ impl<'a> Fields<'a> {
 
     /// Errors on the first key that no `take` asked for.
     pub fn finish(self) -> Result<(), DecodeError> {
-        let Some(entries) = self.node.as_map() else {
-            return Ok(());
-        };
-        match entries.iter().zip(&self.used).find(|(_, used)| !**used) {
+        match self.finish_all().into_iter().next() {
             None => Ok(()),
-            Some((entry, _)) => {
+            Some(e) => Err(e),
+        }
+    }
+
+    /// An error for every key that no `take` asked for, with the closest expected key.
+    pub fn finish_all(self) -> Vec<DecodeError> {
+        let Some(entries) = self.node.as_map() else {
+            return Vec::new();
+        };
+        let mut expected = self.expected.clone();
+        expected.sort_unstable();
+        expected.dedup();
+        entries
+            .iter()
+            .zip(&self.used)
+            .filter(|(_, used)| !**used)
+            .map(|(entry, _)| {
                 let key = entry.key.text().unwrap_or("?");
-                let mut expected = self.expected.clone();
-                expected.sort_unstable();
-                expected.dedup();
-                Err(DecodeError {
+                let near = did_you_mean(key, expected.iter().copied())
+                    .map(|k| format!("did you mean `{k}`? "))
+                    .unwrap_or_default();
+                DecodeError {
                     offset: entry.key.span.start(),
                     message: format!(
-                        "unknown key `{key}` in {}; expected one of: {}",
+                        "unknown key `{key}` in {}; {near}expected one of: {}",
                         self.what,
                         expected.join(", ")
                     ),
-                })
-            }
-        }
+                }
+            })
+            .collect()
     }
 }

@@ -515,7 +515,13 @@ fn a_fifo_or_a_folder_named_as_a_manifest_is_not_a_regular_file() {
         "{}",
         out.all()
     );
-    // Met in the walk: skipped with a note, never opened (a read would block forever).
+    // Met in the walk: skipped with a note, never opened (a read would block forever). A
+    // manifest beside it, so the walk finds something to lint.
+    std::fs::write(
+        s.repo().join("cm.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n",
+    )
+    .unwrap();
     let out = gpulint_with(
         &s.repo(),
         &["--format", "json", "."],

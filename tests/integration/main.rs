@@ -31,6 +31,7 @@ mod hostile_markdown;
 mod hostile_secrets;
 #[cfg(unix)]
 mod hostile_writes;
+mod inputs;
 mod inventory;
 mod kustomize_conformance;
 mod kustomize_lint;

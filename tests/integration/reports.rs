@@ -629,10 +629,143 @@ fn html_in_chromium_sorts_filters_and_fetches_nothing() {
     assert!(bytes.len() > 20_000, "{} bytes", bytes.len());
 }
 
+/// The report's findings table, after a script added to the page measured it: `yes` when it
+/// fits the page's column, else its width and the column's.
+fn table_fits(dom: &str) -> &str {
+    let at = dom.find("data-fits=\"").expect("the measuring script ran") + "data-fits=\"".len();
+    dom[at..].split('"').next().unwrap_or_default()
+}
+
+#[test]
+fn html_findings_table_stays_in_its_column_and_filters_by_render() {
+    // Long paths and object names, as GitOps trees have them; two overlays of one base and a
+    // plain file.
+    let long = "clusters/production-us-east-1/tenants/machine-learning-platform/inference-services";
+    let name = "llama-3-1-70b-instruct-awq-int4-tensor-parallel-sharded-serving-deployment-canary";
+    let pod = format!(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {name}\nspec:\n  template:\n    spec:\n      containers:\n      - name: vllm-openai-server-with-speculative-decoding\n        image: x\n        resources:\n          requests: {{nvidia.com/gpu: 2}}\n          limits: {{nvidia.com/gpu: 1}}\n"
+    );
+    let repo = tempfile::tempdir().unwrap();
+    crate::support::common::write_files(
+        repo.path(),
+        &[
+            (&format!("{long}/base/deploy.yaml"), pod.as_str()),
+            (
+                &format!("{long}/base/kustomization.yaml"),
+                "resources: [deploy.yaml]\n",
+            ),
+            (
+                &format!("{long}/overlays/prod/kustomization.yaml"),
+                "resources: [../../base]\nnamePrefix: prod-\n",
+            ),
+            (
+                &format!("{long}/overlays/staging/kustomization.yaml"),
+                "resources: [../../base]\nnamePrefix: staging-\n",
+            ),
+            (&format!("{long}/plain/deploy.yaml"), pod.as_str()),
+        ],
+    );
+    let (code, html, stderr) = output(
+        gpulint()
+            .current_dir(repo.path())
+            .env("SOURCE_DATE_EPOCH", EPOCH)
+            .args([long, "--format", "html"]),
+    );
+    assert_eq!(code, 1, "{stderr}");
+    let measure = "<script>(function(){var t=document.getElementById('findings'),b=document.body,cs=getComputedStyle(b);\
+var w=b.clientWidth-parseFloat(cs.paddingLeft)-parseFloat(cs.paddingRight);\
+document.documentElement.setAttribute('data-fits',t.offsetWidth<=Math.ceil(w)?'yes':t.offsetWidth+' > '+w);})();</script></body>";
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("report.html");
+    std::fs::write(&page, html.replace("</body>", measure)).unwrap();
+
+    // The demo's table (its widest cells: paths, `nvidia.com/mig-…` names) fits too.
+    let demo = dir.path().join("demo.html");
+    std::fs::write(&demo, demo_html().replace("</body>", measure)).unwrap();
+    assert_eq!(table_fits(&chromium(&demo, "", None).dom), "yes");
+
+    let prod = format!("{long}/overlays/prod");
+    let b = chromium(
+        &page,
+        &format!("#render=r%3A{}", prod.replace('/', "%2F")),
+        None,
+    );
+    assert_eq!(b.console, Vec::<String>::new(), "no console message");
+    assert_eq!(table_fits(&b.dom), "yes");
+    // The render filter lists every render and shows only the chosen one's findings.
+    for render in ["overlays/prod", "overlays/staging"] {
+        assert!(
+            b.dom
+                .contains(&format!("<option value=\"r:{long}/{render}\">")),
+            "{render}"
+        );
+    }
+    let rows = |dom: &str| -> Vec<(String, bool)> {
+        dom.split("<tr ")
+            .skip(1)
+            .filter_map(|rest| {
+                let tag = &rest[..rest.find('>')?];
+                tag.contains("data-rule=").then(|| {
+                    let render = tag
+                        .split("data-render=\"")
+                        .nth(1)
+                        .and_then(|r| r.split('"').next())
+                        .unwrap_or("")
+                        .to_string();
+                    (render, tag.contains(" hidden"))
+                })
+            })
+            .collect()
+    };
+    let all = rows(&b.dom);
+    assert!(
+        all.iter().any(|(r, _)| r.is_empty()),
+        "a plain file's finding"
+    );
+    for (render, hidden) in &all {
+        assert_eq!(*hidden, *render != prod, "{render}");
+    }
+    let shown = all.iter().filter(|r| !r.1).count();
+    assert!(shown > 0);
+    assert!(b
+        .dom
+        .contains(&format!("{shown} of {} findings shown", all.len())));
+    // The files as written: the plain file's findings only.
+    let b = chromium(&page, "#render=files", None);
+    for (render, hidden) in rows(&b.dom) {
+        assert_eq!(hidden, !render.is_empty(), "{render}");
+    }
+}
+
 #[test]
 fn markdown_of_the_demo() {
     let (code, stdout, _) = run(&[DEMO, "--format", "markdown"]);
     assert_eq!(code, 1);
+    // Each memory chart's axis spans one order of magnitude: the smallest container's bars are
+    // not drawn flat beside a 1800Gi limit.
+    let charts: Vec<&str> = stdout.split("xychart-beta").skip(1).collect();
+    assert!(charts.len() > 1, "{stdout}");
+    for chart in charts {
+        let values = |series: &str| -> Vec<f64> {
+            chart
+                .split(&format!("{series} ["))
+                .nth(1)
+                .and_then(|rest| rest.split(']').next())
+                .unwrap_or_default()
+                .split(", ")
+                .filter_map(|v| v.parse().ok())
+                .collect()
+        };
+        let (bars, lines) = (values("bar"), values("line"));
+        let scales: Vec<f64> = bars.iter().zip(&lines).map(|(b, l)| b.max(*l)).collect();
+        let low = scales
+            .iter()
+            .copied()
+            .fold(f64::INFINITY, f64::min)
+            .max(1.0);
+        let high = scales.iter().copied().fold(0.0, f64::max);
+        assert!(high <= 10.0 * low, "{low} .. {high} on one axis: {chart}");
+    }
     insta::assert_snapshot!(stdout.replace(&checkout_name(), "<checkout>"));
 }
 

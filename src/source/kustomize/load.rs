@@ -392,6 +392,24 @@ impl Ctx<'_> {
         Ok(())
     }
 
+    /// `; did you mean `x.yaml`?` when the missing `x.yml` exists as `.yaml` (or the other way
+    /// round): the commonest reason a listed resource is not found.
+    fn other_extension(&self, path: &Path, written: &str) -> String {
+        let swapped =
+            |from: &str, to: &str| written.strip_suffix(from).map(|stem| format!("{stem}{to}"));
+        let other = swapped(".yml", ".yaml").or_else(|| swapped(".yaml", ".yml"));
+        match other {
+            Some(other)
+                if self.sources.is_file(
+                    &path.with_file_name(Path::new(&other).file_name().unwrap_or_default()),
+                ) =>
+            {
+                format!("; did you mean `{other}`?")
+            }
+            _ => String::new(),
+        }
+    }
+
     fn build_parsed(
         &mut self,
         dir: &Path,
@@ -447,9 +465,10 @@ impl Ctx<'_> {
                     Some(span),
                     format!(
                         "accumulating resources: accumulation err='accumulating resources from '{}': \
-                         open {}: no such file or directory'",
+                         open {}: no such file or directory'{}",
                         r.text,
-                        path.display()
+                        path.display(),
+                        self.other_extension(&path, &r.text)
                     ),
                 ));
             }
