@@ -436,6 +436,9 @@ pub fn collect(
     Ok(out)
 }
 
+/// Pod-cgroup figures per workload (kind, name, namespace), one per pod.
+type PodLevel = BTreeMap<(String, String, String), Vec<PodAcc>>;
+
 /// The pod-cgroup figures of the pods of wanted workloads that have no container-level
 /// cAdvisor series, per workload (kind, name, namespace); no query when there is none.
 fn pod_level_usage(
@@ -444,7 +447,7 @@ fn pod_level_usage(
     namespaces: &[String],
     pods: &HashMap<PodContainer, PodAcc>,
     resolver: &mut Resolver,
-) -> Result<BTreeMap<(String, String, String), Vec<PodAcc>>, PrometheusError> {
+) -> Result<PodLevel, PrometheusError> {
     let measured: BTreeSet<(&str, &str)> = pods
         .iter()
         .filter(|(_, acc)| acc.has_cadvisor())
@@ -478,7 +481,7 @@ fn pod_level_usage(
             }
         }
     }
-    let mut out: BTreeMap<(String, String, String), Vec<PodAcc>> = BTreeMap::new();
+    let mut out = PodLevel::new();
     for (pod, acc) in per_pod {
         if let Some((kind, name)) = unmeasured.get(&pod) {
             out.entry((kind.clone(), name.clone(), pod.0.clone()))
