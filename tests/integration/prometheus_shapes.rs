@@ -274,6 +274,7 @@ struct Want {
     mig_engine: Vec<f64>,
     k3s_mem: Vec<f64>,
     k3s_cpu: f64,
+    split_mem: std::collections::BTreeMap<&'static str, Vec<f64>>,
 }
 
 fn write_store() -> (Store, Want) {
@@ -417,6 +418,23 @@ fn write_store() -> (Store, Want) {
         }
     }
 
+    // 5. One namespace too big for one query: two wanted Deployments of one pod each beside an
+    // unwanted one of four pods, all in namespace `big`.
+    for (dep, pods, mem) in [
+        ("alpha", 1, (3.0 * GIB, GIB)),
+        ("beta", 1, (5.0 * GIB, 2.0 * GIB)),
+        ("gamma", 4, (GIB, GIB)),
+    ] {
+        let rs = format!("{dep}-5b6c7d8e9f");
+        for i in 0..pods {
+            let pod = format!("{rs}-p{i}xyz");
+            let uid = format!("{dep}{i}");
+            s.owner("split", "big", &pod, &uid, ("ReplicaSet", &rs), span);
+            let vals = s.cadvisor("split", "big", &pod, &uid, "app", "app:1", span, mem, 0.5);
+            want.split_mem.insert(dep, vals);
+        }
+    }
+
     // 2. K3s without container stats: only the pod cgroup (container, image and name empty).
     let (ns, pod, uid) = ("edge", "edge-api-7c8d9e6f5-lmnop", "0badf00d");
     s.owner(
@@ -496,13 +514,17 @@ fn usage<'a>(c: &'a Collected, k: &ContainerKey) -> &'a Usage {
 
 /// The store backfilled and served (one per test, so that each stands alone: about a second).
 fn serve() -> Option<(tempfile::TempDir, Prometheus, Want)> {
+    serve_with(&[])
+}
+
+fn serve_with(flags: &[&str]) -> Option<(tempfile::TempDir, Prometheus, Want)> {
     let tools = tools()?;
     let tmp = tempfile::tempdir().expect("tempdir");
     let (mut store, want) = write_store();
     let files = store.om.write_daily(tmp.path());
     let data = tmp.path().join("data");
     backfill(&tools, &files, &data);
-    let prom = Prometheus::start(&tools, tmp.path(), &data, &[], None);
+    let prom = Prometheus::start(&tools, tmp.path(), &data, flags, None);
     eprintln!("store {}..{}", store.start, store.end);
     Some((tmp, prom, want))
 }
@@ -634,4 +656,66 @@ fn a_query_error_is_not_retried_as_a_split() {
         other => panic!("want the query's error, got {other:?}"),
     }
     assert_eq!(server.recorded().len(), 1, "no per-namespace retry");
+}
+
+/// `--query.max-samples` below what one namespace's CPU subqueries hold (6 series × 2,881
+/// one-minute points) but above one workload's (2,881): the namespace is split by workload, and
+/// the figures are those of the samples. Below one workload's, the error names it.
+#[test]
+fn a_namespace_too_big_for_one_query_is_split_by_workload() {
+    let Some((_tmp, prom, want)) = serve_with(&["--query.max-samples=8000"]) else {
+        return;
+    };
+    let wanted: Vec<ContainerKey> = ["alpha", "beta"]
+        .iter()
+        .map(|d| key("big", "Deployment", d, "app"))
+        .collect();
+    let got = collect_in(&prom, "split", &wanted);
+    for (k, dep) in wanted.iter().zip(["alpha", "beta"]) {
+        let u = usage(&got, k);
+        let mem = u.memory_bytes.unwrap_or_default();
+        near(
+            &format!("{dep} memory p99"),
+            mem.p99,
+            quantile(0.99, &want.split_mem[dep]),
+        );
+        near(
+            &format!("{dep} memory max"),
+            mem.max,
+            max_of(&want.split_mem[dep]),
+        );
+        near(
+            &format!("{dep} cpu p99"),
+            u.cpu_cores.and_then(|c| c.p99),
+            0.5,
+        );
+    }
+    let split = got
+        .notes
+        .iter()
+        .filter(|n| {
+            n.starts_with("namespace big split into 2 per-workload queries")
+                && n.contains("too many samples")
+        })
+        .count();
+    assert!(split > 0, "{:?}", got.notes);
+    // Each refused query: the whole store, the namespace, then one per wanted workload.
+    assert_eq!(got.requests, 27 + split * 3, "{:?}", got.notes);
+
+    let Some((_tmp, tiny, _)) = serve_with(&["--query.max-samples=2000"]) else {
+        return;
+    };
+    let mut o = PrometheusOptions::new(&tiny.url, "3d");
+    o.selector = Some("cluster=\"split\"".into());
+    match collect(&o, &wanted) {
+        Err(e) => {
+            let text = e.to_string();
+            assert!(
+                text.contains("too many samples")
+                    && text.contains("even for big/Deployment/alpha alone, 1 pod(s)"),
+                "{text}"
+            );
+        }
+        Ok(c) => panic!("want an error, got {:?}", c.notes),
+    }
 }

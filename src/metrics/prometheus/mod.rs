@@ -20,7 +20,9 @@
 //!
 //! When a query is too expensive for the store (HTTP 503 or errorType `timeout`, or a 422 that
 //! names a limit, e.g. "too many samples"), it is retried once per namespace of the wanted
-//! keys, so the request count grows at most with the number of namespaces. Any other refusal
+//! keys, and a namespace refused again once per wanted workload in it (its pods by name, from
+//! `kube_pod_owner`): a query is sent at most 1 + namespaces + wanted workloads times. Every
+//! figure is per pod, so the parts combine exactly. Any other refusal
 //! (a 422 "vector cannot contain metrics with the same labelset") is the query's error.
 //!
 //! A pod of a wanted workload without container-level cAdvisor series (K3s exporting pod
@@ -55,7 +57,7 @@ use aggregate::{Owners, PodAcc, PodContainer, Resolver, WorkloadAcc};
 pub(crate) use client::is_sensitive_header;
 use client::Client;
 use gpu_queries::{GpuQuery, PodGpu};
-use query::{fmt_duration, join_limited, Metric, OwnerQuery, Query, QueryPlan};
+use query::{fmt_duration, join_limited, Metric, OwnerQuery, Query, QueryPlan, Splits};
 
 /// Default per-request timeout.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
@@ -267,17 +269,20 @@ pub fn collect(
     if wanted_set.is_empty() {
         return Ok(out);
     }
-    let namespaces: Vec<String> = wanted_set
-        .iter()
-        .map(|k| k.namespace.clone())
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect();
+    let mut splits = Splits {
+        namespaces: wanted_set
+            .iter()
+            .map(|k| k.namespace.clone())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect(),
+        workloads: BTreeMap::new(),
+    };
 
     // 1. Owner maps.
     let mut owners = Owners::default();
     for q in [OwnerQuery::Pod, OwnerQuery::ReplicaSet, OwnerQuery::Job] {
-        let rows = client.run(&plan, &Query::Owner(q), &namespaces)?;
+        let rows = client.run(&plan, &Query::Owner(q), &splits)?;
         owners.add(q, &rows);
     }
     if owners.pods.is_empty() {
@@ -290,10 +295,38 @@ pub fn collect(
         return Ok(out);
     }
 
+    let mut resolver = Resolver {
+        owners: &owners,
+        wanted: &wanted_set,
+        guessed_rs: BTreeSet::new(),
+        guessed_jobs: BTreeSet::new(),
+    };
+    // The pods of each wanted workload, for a namespace too big for one query.
+    let mut all_pods: Vec<&(String, String)> = owners.pods.keys().collect();
+    all_pods.sort();
+    let mut by_workload: BTreeMap<(String, String, String), Vec<String>> = BTreeMap::new();
+    for (ns, pod) in all_pods {
+        if let Some((kind, name)) = resolver.resolve(ns, pod) {
+            if resolver.wants_workload(ns, &kind, &name) {
+                by_workload
+                    .entry((ns.clone(), kind, name))
+                    .or_default()
+                    .push(pod.clone());
+            }
+        }
+    }
+    for ((ns, kind, name), pods) in by_workload {
+        splits
+            .workloads
+            .entry(ns)
+            .or_default()
+            .push((format!("{kind}/{name}"), pods));
+    }
+
     // 2. Usage, per (namespace, pod, container).
     let mut pods: HashMap<PodContainer, PodAcc> = HashMap::new();
     for m in Metric::ALL {
-        let rows = client.run(&plan, &Query::Metric(m), &namespaces)?;
+        let rows = client.run(&plan, &Query::Metric(m), &splits)?;
         for row in rows {
             let Some(pc) = row.pod_container() else {
                 continue;
@@ -305,7 +338,7 @@ pub fn collect(
     // 2b. GPU sizing: per GPU, and the serving engines' KV cache joined by namespace and pod.
     let mut kv_by_pod: HashMap<(String, String), PodGpu> = HashMap::new();
     for g in GpuQuery::ALL {
-        for row in client.run(&plan, &Query::Gpu(g), &namespaces)? {
+        for row in client.run(&plan, &Query::Gpu(g), &splits)? {
             if g.per_pod() {
                 let pod = (
                     row.effective("namespace").to_string(),
@@ -333,16 +366,10 @@ pub fn collect(
     }
 
     // 3. Pods -> workloads.
-    let mut resolver = Resolver {
-        owners: &owners,
-        wanted: &wanted_set,
-        guessed_rs: BTreeSet::new(),
-        guessed_jobs: BTreeSet::new(),
-    };
     let mut per_key: BTreeMap<ContainerKey, WorkloadAcc> = BTreeMap::new();
     // 3a. Pods of wanted workloads without container-level cAdvisor series (K3s exporting pod
     // cgroups only): their pod cgroup, 9 more queries, only when there is such a pod.
-    let pod_level = pod_level_usage(&mut client, &plan, &namespaces, &pods, &mut resolver)?;
+    let pod_level = pod_level_usage(&mut client, &plan, &splits, &pods, &mut resolver)?;
     let mut by_pod_level: BTreeSet<String> = BTreeSet::new();
     let mut not_told_apart: BTreeSet<String> = BTreeSet::new();
     for ((kind, name, ns), accs) in pod_level {
@@ -444,7 +471,7 @@ type PodLevel = BTreeMap<(String, String, String), Vec<PodAcc>>;
 fn pod_level_usage(
     client: &mut Client,
     plan: &QueryPlan,
-    namespaces: &[String],
+    splits: &Splits,
     pods: &HashMap<PodContainer, PodAcc>,
     resolver: &mut Resolver,
 ) -> Result<PodLevel, PrometheusError> {
@@ -471,7 +498,7 @@ fn pod_level_usage(
     }
     let mut per_pod: BTreeMap<(String, String), PodAcc> = BTreeMap::new();
     for m in Metric::CADVISOR {
-        for row in client.run(plan, &Query::PodLevel(m), namespaces)? {
+        for row in client.run(plan, &Query::PodLevel(m), splits)? {
             let pod = (
                 row.effective("namespace").to_string(),
                 row.effective("pod").to_string(),

@@ -1,7 +1,7 @@
 //! The PromQL of a collection: the fixed plan of whole-store instant queries (usage series,
 //! owner maps, GPU sizing), selectors and per-namespace retries, and the window's durations.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use super::gpu_queries::{self, GpuQuery};
@@ -253,6 +253,37 @@ impl QueryPlan {
             "({}) or ({})",
             self.promql(q, &format!("namespace={v}")),
             self.promql(q, &format!("exported_namespace={v}"))
+        )
+    }
+}
+
+/// How a query too big for the store is split: by namespace, then a namespace by wanted
+/// workload (`Kind/name` and its pods' names).
+pub(super) struct Splits {
+    pub(super) namespaces: Vec<String>,
+    pub(super) workloads: BTreeMap<String, Vec<(String, Vec<String>)>>,
+}
+
+impl QueryPlan {
+    /// `q` restricted to the pods `pods` of namespace `ns` (plain or `exported_*` labels).
+    pub(super) fn promql_in_pods(&self, q: &Query, ns: &str, pods: &[String]) -> String {
+        let v = promql_string(ns);
+        // The names are the store's data: every character but [A-Za-z0-9_-] matched literally.
+        let literal = |p: &String| {
+            p.chars().fold(String::new(), |mut out, c| {
+                if !(c.is_ascii_alphanumeric() || c == '-' || c == '_') {
+                    out.push('\\');
+                }
+                out.push(c);
+                out
+            })
+        };
+        let re = pods.iter().map(literal).collect::<Vec<_>>().join("|");
+        let re = promql_string(&re);
+        format!(
+            "({}) or ({})",
+            self.promql(q, &format!("namespace={v},pod=~{re}")),
+            self.promql(q, &format!("exported_namespace={v},exported_pod=~{re}"))
         )
     }
 }
