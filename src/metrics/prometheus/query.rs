@@ -427,6 +427,14 @@ mod tests {
         let split = plan.promql_in_namespace(&Query::Metric(Metric::GpuMemCapacity), "ml");
         assert!(split.contains(r#"DCGM_FI_DEV_FB_USED{cluster="prod",namespace="ml"}"#));
         assert!(split.contains(r#"DCGM_FI_DEV_FB_FREE{cluster="prod",exported_namespace="ml"}"#));
+        let pods = ["llm-7c9d-a.b".to_string(), "x+y".to_string()];
+        let per_pods = plan.promql_in_pods(&Query::Metric(Metric::MemMax), "ml", &pods);
+        assert!(
+            per_pods.contains(r#"namespace="ml",pod=~"llm-7c9d-a\\.b|x\\+y""#)
+                && per_pods
+                    .contains(r#"exported_namespace="ml",exported_pod=~"llm-7c9d-a\\.b|x\\+y""#),
+            "{per_pods}"
+        );
         let plain = QueryPlan {
             selector: String::new(),
             ..plan
