@@ -204,7 +204,11 @@ impl PrometheusError {
                 error_type,
                 message,
                 ..
-            } => *status == 503 || error_type == "timeout" || names_a_limit(message),
+            } => {
+                *status == 503
+                    || error_type == "timeout"
+                    || ((*status == 422 || error_type == "execution") && names_a_limit(message))
+            }
             PrometheusError::Http { status, body, .. } => {
                 *status == 503 || (*status == 422 && names_a_limit(body))
             }
@@ -580,6 +584,8 @@ mod tests {
         let same = "vector cannot contain metrics with the same labelset";
         assert!(!refused(422, "execution", same).is_too_big());
         assert!(!refused(400, "bad_data", "parse error").is_too_big());
+        // A bad request is not too big, whatever words its text holds (an echo of the form).
+        assert!(!refused(400, "bad_data", "query=up&timeout=54000ms").is_too_big());
     }
 
     #[test]
