@@ -266,7 +266,7 @@ impl Client {
             refusal(refused)
         ));
         let mut rows = Vec::new();
-        for (workload, pods) in workloads {
+        for (kind, name, pods) in workloads {
             match self.query(&plan.promql_in_pods(q, ns, pods)) {
                 Ok(r) => rows.extend(r),
                 Err(PrometheusError::Query {
@@ -281,7 +281,7 @@ impl Client {
                         status,
                         error_type,
                         message: format!(
-                            "{message} (even for {ns}/{workload} alone, {} pod(s): narrow \
+                            "{message} (even for {ns}/{kind}/{name} alone, {} pod(s): narrow \
                              --window, or raise the store's limit)",
                             pods.len()
                         ),

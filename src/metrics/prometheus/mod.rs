@@ -324,7 +324,7 @@ pub fn collect(
             .workloads
             .entry(ns)
             .or_default()
-            .push((format!("{kind}/{name}"), pods));
+            .push((kind, name, pods));
     }
 
     // 2. Usage, per (namespace, pod, container).
@@ -373,7 +373,7 @@ pub fn collect(
     let mut per_key: BTreeMap<ContainerKey, WorkloadAcc> = BTreeMap::new();
     // 3a. Pods of wanted workloads without container-level cAdvisor series (K3s exporting pod
     // cgroups only): their pod cgroup, 9 more queries, only when there is such a pod.
-    let pod_level = pod_level_usage(&mut client, &plan, &splits, &pods, &mut resolver)?;
+    let pod_level = pod_level_usage(&mut client, &plan, &splits, &pods)?;
     let mut by_pod_level: BTreeSet<String> = BTreeSet::new();
     let mut not_told_apart: BTreeSet<String> = BTreeSet::new();
     for ((kind, name, ns), accs) in pod_level {
@@ -477,23 +477,19 @@ fn pod_level_usage(
     plan: &QueryPlan,
     splits: &Splits,
     pods: &HashMap<PodContainer, PodAcc>,
-    resolver: &mut Resolver,
 ) -> Result<PodLevel, PrometheusError> {
     let measured: BTreeSet<(&str, &str)> = pods
         .iter()
         .filter(|(_, acc)| acc.has_cadvisor())
         .map(|(pc, _)| (pc.namespace.as_str(), pc.pod.as_str()))
         .collect();
-    let mut unmeasured: BTreeMap<(String, String), (String, String)> = BTreeMap::new();
-    let mut all_pods: Vec<&(String, String)> = resolver.owners.pods.keys().collect();
-    all_pods.sort();
-    for (ns, pod) in all_pods {
-        if measured.contains(&(ns.as_str(), pod.as_str())) {
-            continue;
-        }
-        if let Some((kind, name)) = resolver.resolve(ns, pod) {
-            if resolver.wants_workload(ns, &kind, &name) {
-                unmeasured.insert((ns.clone(), pod.clone()), (kind, name));
+    let mut unmeasured: BTreeMap<(String, String), (&str, &str)> = BTreeMap::new();
+    for (ns, workloads) in &splits.workloads {
+        for (kind, name, pods) in workloads {
+            for pod in pods {
+                if !measured.contains(&(ns.as_str(), pod.as_str())) {
+                    unmeasured.insert((ns.clone(), pod.clone()), (kind, name));
+                }
             }
         }
     }
@@ -515,7 +511,7 @@ fn pod_level_usage(
     let mut out = PodLevel::new();
     for (pod, acc) in per_pod {
         if let Some((kind, name)) = unmeasured.get(&pod) {
-            out.entry((kind.clone(), name.clone(), pod.0.clone()))
+            out.entry((kind.to_string(), name.to_string(), pod.0.clone()))
                 .or_default()
                 .push(acc);
         }

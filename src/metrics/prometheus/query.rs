@@ -258,10 +258,10 @@ impl QueryPlan {
 }
 
 /// How a query too big for the store is split: by namespace, then a namespace by wanted
-/// workload (`Kind/name` and its pods' names).
+/// workload (kind, name and its pods' names, from `kube_pod_owner`).
 pub(super) struct Splits {
     pub(super) namespaces: Vec<String>,
-    pub(super) workloads: BTreeMap<String, Vec<(String, Vec<String>)>>,
+    pub(super) workloads: BTreeMap<String, Vec<(String, String, Vec<String>)>>,
 }
 
 impl QueryPlan {
