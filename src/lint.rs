@@ -1,6 +1,6 @@
 //! The pipeline: discover → load (parallel) → repo facts → rules (parallel) → findings.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -13,7 +13,7 @@ use crate::k8s::catalog::Catalog;
 use crate::k8s::gpu::GpuNames;
 use crate::k8s::workload::{objects, objects_in, Workload};
 use crate::metrics::recommend::Policy;
-use crate::metrics::usage::{ContainerKey, UsageSet};
+use crate::metrics::usage::{ContainerKey, Coverage, UsageSet};
 use crate::rules::headroom::usage_key;
 use crate::rules::{
     self, Context, Finding, Origin, RepoFacts, Rule, Severity, Suppression, SuppressionKind,
@@ -62,6 +62,8 @@ pub struct Run {
     pub notes: Vec<String>,
     /// Which cluster applies each plain file (units and releases carry their own).
     pub placement: Placement,
+    /// How much of the run's containers the measurements cover (`None` without measurements).
+    pub coverage: Option<Coverage>,
 }
 
 impl Run {
@@ -464,6 +466,56 @@ impl Linter {
         Workload::of(object, &self.catalog)
     }
 
+    /// Which of the run's containers the measurements cover (`None` without measurements): those
+    /// the measured rules judge (not init or Spark containers), each in the cluster and
+    /// namespace that apply it, as the rules look them up.
+    fn coverage(
+        &self,
+        files: &[SourceFile],
+        units: &[RenderUnit],
+        releases: &[HelmUnit],
+        placement: &Placement,
+    ) -> Option<Coverage> {
+        let usage = self.usage.as_ref()?;
+        let mut judged: BTreeMap<ContainerKey, bool> = BTreeMap::new();
+        let mut add = |root: &Node, ns: &str, cluster: Option<&str>| {
+            for object in objects_in(root) {
+                let Some(w) = Workload::of(object, &self.catalog) else {
+                    continue;
+                };
+                for c in w.containers.iter().filter(|c| c.spark.is_none() && !c.init) {
+                    if let Some(key) = usage_key(&w, c, ns, cluster) {
+                        *judged.entry(key).or_default() |= rules::requests_gpus(&self.gpu_names, c);
+                    }
+                }
+            }
+        };
+        for (index, file) in files.iter().enumerate() {
+            if file.role != FileRole::Plain {
+                continue;
+            }
+            for cluster in placement.file_clusters(index) {
+                let ns = self.plain_namespace(placement, index, file, cluster.as_deref());
+                for doc in &file.stream.documents {
+                    add(&doc.root, ns, cluster.as_deref());
+                }
+            }
+        }
+        for unit in units {
+            let ns = self.unit_namespace(unit);
+            for o in &unit.objects {
+                add(o, ns, unit.cluster.as_deref());
+            }
+        }
+        for release in releases {
+            let ns = release.release.namespace.as_str();
+            for d in &release.rendered.stream.documents {
+                add(&d.root, ns, release.cluster.as_deref());
+            }
+        }
+        Some(usage.coverage(judged.iter().map(|(k, gpu)| (k, *gpu))))
+    }
+
     pub fn run(&self, paths: &[PathBuf]) -> Run {
         self.lint_loaded(self.load(paths))
     }
@@ -503,7 +555,9 @@ impl Linter {
             .enumerate()
             .map(|(index, release)| self.lint_release(&facts, &files, index, release))
             .collect();
+        let coverage = self.coverage(&files, &units, &releases, &placement);
         Run {
+            coverage,
             files,
             units,
             releases,
@@ -580,6 +634,7 @@ impl Linter {
         of_files.extend(fresh);
         of_files.sort_by_key(|f| f.file);
         run.findings = of_files.into_iter().chain(of_renders).collect();
+        run.coverage = self.coverage(&run.files, &run.units, &run.releases, &run.placement);
         Ok(run)
     }
 

@@ -193,6 +193,14 @@ fn write_reports(
 ) -> bool {
     let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
     let mut written = true;
+    // The human summary says it; any other report on stdout or in a file has it in its data.
+    let summary_on_terminal =
+        args.output.is_none() && (!show_findings || args.format == Format::Human);
+    if let Some(w) = run.coverage.as_ref().and_then(|c| c.warning()) {
+        if !summary_on_terminal {
+            eprintln!("warning: {w}");
+        }
+    }
     match (args.format, &args.output) {
         // A file is not stdout: --diff and --patch leave it as asked.
         (format, Some(path)) => {

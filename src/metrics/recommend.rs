@@ -589,14 +589,20 @@ pub fn cpu_far_from(current_millicores: i128, rec: &CpuRecommendation, policy: &
 
 /// `Some(avg)` when the average GPU utilisation is below `gpu_underuse_threshold`, `None`
 /// when it is not; an error when it was not measured or the data is too thin
-/// ([`check_data`]).
+/// ([`check_data`]). Engine activity stands in where utilisation is absent, and where it is 0
+/// while engine activity is not: a GPU that ran no kernel has no engine activity, so that 0 is
+/// dcgm-exporter's report for a MIG instance, not idleness.
 pub fn gpu_underused(usage: &Usage, policy: &Policy) -> Result<Option<f64>, NoRecommendation> {
-    let avg = usage
-        .gpu_utilization
-        .and_then(|g| g.avg)
-        .ok_or(NoRecommendation::NoSeries {
-            series: "gpu_utilization average",
-        })?;
+    let util = usage.gpu_utilization.and_then(|g| g.avg);
+    let engine = usage.gpu_engine_active.and_then(|g| g.avg);
+    let avg = match (util, engine) {
+        (Some(u), Some(e)) if u == 0.0 && e > 0.0 => Some(e),
+        (Some(u), _) => Some(u),
+        (None, e) => e,
+    }
+    .ok_or(NoRecommendation::NoSeries {
+        series: "gpu_utilization average",
+    })?;
     check_data(usage, policy)?;
     if !(0.0..=1.0).contains(&avg) {
         return Err(NoRecommendation::Unusable {
@@ -1260,6 +1266,25 @@ mod tests {
             gpu_memory_pressure(&gpu(None, Some(1.0), Some(0.0)), &p),
             Err(NoRecommendation::Unusable { .. })
         ));
+        // Engine activity where utilisation is absent, or 0 beside it (a MIG instance).
+        let with_engine = |util: Option<f64>, engine: f64| Usage {
+            gpu_utilization: util.map(|avg| GpuUtilization {
+                avg: Some(avg),
+                p99: None,
+            }),
+            gpu_engine_active: Some(GpuUtilization {
+                avg: Some(engine),
+                p99: None,
+            }),
+            ..usage(None, None)
+        };
+        assert_eq!(gpu_underused(&with_engine(None, 0.12), &p), Ok(Some(0.12)));
+        assert_eq!(gpu_underused(&with_engine(None, 0.55), &p), Ok(None));
+        assert_eq!(gpu_underused(&with_engine(Some(0.0), 0.55), &p), Ok(None));
+        assert_eq!(
+            gpu_underused(&with_engine(Some(0.1), 0.55), &p),
+            Ok(Some(0.1))
+        );
         let thin = Usage {
             samples: Some(3),
             ..gpu(Some(0.1), None, None)

@@ -4,7 +4,7 @@
 //! here because they are statistics of samples (Prometheus returns floats); the recommendation
 //! turns them into exact quantities, rounding up.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
@@ -92,10 +92,12 @@ pub struct Usage {
     /// DCGM's `modelName` label of the container's GPUs (`NVIDIA H100 80GB HBM3`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_model: Option<String>,
-    /// How many GPUs a pod of the container had (distinct GPU series per pod; the largest pod).
+    /// How many GPUs a pod of the container held at one time (distinct GPU series per pod; the
+    /// largest pod).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_count: Option<u64>,
-    /// How many of them were busy: average engine activity over the window at least 5%.
+    /// How many of them were busy at one time: average engine activity over the window at least
+    /// 5%.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpus_used: Option<u64>,
     /// `DCGM_FI_PROF_GR_ENGINE_ACTIVE` as a fraction (avg over the window, P99), the busiest GPU.
@@ -200,8 +202,13 @@ impl UsageSet {
     /// The usage of a container in its cluster: the figures that name that cluster, else, when
     /// they stand for every cluster, those that name none.
     pub fn get(&self, key: &ContainerKey) -> Option<&Usage> {
-        if let Some(u) = self.containers.get(key) {
-            return Some(u);
+        self.entry(key).map(|(_, u)| u)
+    }
+
+    /// [`UsageSet::get`], with the key the figures are stored under.
+    fn entry(&self, key: &ContainerKey) -> Option<(&ContainerKey, &Usage)> {
+        if let Some(e) = self.containers.get_key_value(key) {
+            return Some(e);
         }
         if self.several_clusters.get() {
             return None;
@@ -213,12 +220,45 @@ impl UsageSet {
             ..key.clone()
         };
         match &key.cluster {
-            Some(_) => self.containers.get(&other(None)),
+            Some(_) => self.containers.get_key_value(&other(None)),
             None => {
                 let only = self.only_named_cluster()?;
-                self.containers.get(&other(Some(only.to_string())))
+                self.containers
+                    .get_key_value(&other(Some(only.to_string())))
             }
         }
+    }
+
+    /// Which of the repository's containers (each with whether it gets GPUs) these figures
+    /// cover, and which figures match none of them.
+    pub fn coverage<'k>(
+        &self,
+        repo: impl IntoIterator<Item = (&'k ContainerKey, bool)>,
+    ) -> Coverage {
+        let mut c = Coverage {
+            source: self.source.clone(),
+            window: self.window.clone(),
+            entries: self.containers.len(),
+            ..Coverage::default()
+        };
+        let mut matched: BTreeSet<&ContainerKey> = BTreeSet::new();
+        for (key, gpu) in repo {
+            let found = self.entry(key);
+            c.containers += 1;
+            c.gpu_containers += usize::from(gpu);
+            if let Some((stored, _)) = found {
+                matched.insert(stored);
+                c.measured += 1;
+                c.gpu_measured += usize::from(gpu);
+            }
+        }
+        c.unmatched = self
+            .containers
+            .keys()
+            .filter(|k| !matched.contains(k))
+            .cloned()
+            .collect();
+        c
     }
 
     /// The one cluster the containers' figures name, if they name exactly one. Keys sort by
@@ -296,9 +336,150 @@ impl UsageSet {
     }
 }
 
+/// How much of the repository the measurements cover: one count for every output (the
+/// summary line, JSON's `metrics`, the HTML header and its measured section).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Coverage {
+    /// Where the figures come from (`snapshot metrics.json`, `prometheus https://…`), and their
+    /// window.
+    pub source: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window: Option<String>,
+    /// The repository's GPU containers, and those with figures.
+    pub gpu_containers: usize,
+    pub gpu_measured: usize,
+    /// All its judged containers (not init containers), and those with figures.
+    pub containers: usize,
+    pub measured: usize,
+    /// The figures given (snapshot entries, or the containers Prometheus had data for).
+    pub entries: usize,
+    /// The figures that match no container of the repository, sorted.
+    #[serde(skip)]
+    pub unmatched: Vec<ContainerKey>,
+}
+
+/// How many unmatched entries a message names.
+const NAMED: usize = 3;
+
+impl Coverage {
+    /// "measured 3 of 4 GPU container(s) (10 of 12 container(s)); 2 snapshot entries match
+    /// nothing in the repository: ml/Deployment/a/c, ..."
+    pub fn describe(&self) -> String {
+        let mut s = format!(
+            "measured {} of {} GPU container(s) ({} of {} container(s))",
+            self.gpu_measured, self.gpu_containers, self.measured, self.containers
+        );
+        if !self.unmatched.is_empty() {
+            s.push_str(&format!(
+                "; {} of {} measured entr{} match nothing in the repository: {}",
+                self.unmatched.len(),
+                self.entries,
+                if self.entries == 1 { "y" } else { "ies" },
+                self.unmatched_named().join(", ")
+            ));
+            if self.unmatched.len() > NAMED {
+                s.push_str(&format!(", ... ({} more)", self.unmatched.len() - NAMED));
+            }
+        }
+        s
+    }
+
+    /// The first few unmatched entries, as `[cluster:]namespace/Kind/name/container`.
+    pub fn unmatched_named(&self) -> Vec<String> {
+        self.unmatched
+            .iter()
+            .take(NAMED)
+            .map(|k| {
+                let cluster = k
+                    .cluster
+                    .as_deref()
+                    .map_or(String::new(), |c| format!("{c}:"));
+                format!(
+                    "{cluster}{}/{}/{}/{}",
+                    k.namespace, k.kind, k.name, k.container
+                )
+            })
+            .collect()
+    }
+
+    /// A warning when the figures cover fewer than half of the repository's GPU containers
+    /// (of its containers when none gets GPUs): likely another cluster's, namespace's or
+    /// window's.
+    pub fn warning(&self) -> Option<String> {
+        let (n, of, what) = if self.gpu_containers > 0 {
+            (self.gpu_measured, self.gpu_containers, "GPU containers")
+        } else {
+            (self.measured, self.containers, "containers")
+        };
+        (of > 0 && n * 2 < of).then(|| {
+            format!(
+                "the measurements cover {n} of the repository's {of} {what}, fewer than half: \
+                 are they from this cluster, with its namespaces and names?"
+            )
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn k(cluster: Option<&str>, name: &str) -> ContainerKey {
+        ContainerKey {
+            cluster: cluster.map(str::to_string),
+            namespace: "ml".into(),
+            kind: "Deployment".into(),
+            name: name.into(),
+            container: "c".into(),
+        }
+    }
+
+    #[test]
+    fn coverage_counts_the_repository_and_names_what_matches_nothing() {
+        let mut set = UsageSet {
+            source: "snapshot m.json".into(),
+            ..UsageSet::default()
+        };
+        for n in ["a", "x", "y", "z", "w"] {
+            set.containers.insert(k(Some("prod"), n), Usage::default());
+        }
+        // The repository names no cluster: the one named cluster's figures are its.
+        let repo = [
+            (k(None, "a"), true),
+            (k(None, "b"), true),
+            (k(None, "c"), true),
+            (k(None, "d"), false),
+        ];
+        let c = set.coverage(repo.iter().map(|(k, g)| (k, *g)));
+        assert_eq!(
+            (
+                c.gpu_measured,
+                c.gpu_containers,
+                c.measured,
+                c.containers,
+                c.entries
+            ),
+            (1, 3, 1, 4, 5)
+        );
+        assert_eq!(
+            c.describe(),
+            "measured 1 of 3 GPU container(s) (1 of 4 container(s)); 4 of 5 measured entries match \
+             nothing in the repository: prod:ml/Deployment/w/c, prod:ml/Deployment/x/c, \
+             prod:ml/Deployment/y/c, ... (1 more)"
+        );
+        let w = c.warning().unwrap_or_default();
+        assert!(
+            w.contains("cover 1 of the repository's 3 GPU containers"),
+            "{w}"
+        );
+        // Half is enough; without GPU containers, all containers count.
+        let half = set.coverage([(&k(None, "a"), true), (&k(None, "b"), true)]);
+        assert_eq!(half.warning(), None);
+        let cpu = set.coverage([(&k(None, "b"), false), (&k(None, "c"), false)]);
+        assert!(cpu
+            .warning()
+            .is_some_and(|w| w.contains("0 of the repository's 2 containers")));
+    }
 
     #[test]
     fn a_key_that_names_no_cluster_finds_the_one_named_cluster() {

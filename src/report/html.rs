@@ -489,14 +489,14 @@ pub fn render(run: &Run, page: &Page) -> String {
 
     // Header.
     let _ = writeln!(h, "<h1>gpulint report: {}</h1>", esc(&page.repo));
-    let metrics = match &linter.usage {
-        Some(u) => format!(
-            "{}, window {} ({} container(s) measured)",
+    let metrics = match (&linter.usage, &run.coverage) {
+        (Some(u), Some(c)) => format!(
+            "{}, window {}: {}",
             u.source,
             u.window.as_deref().unwrap_or("unknown"),
-            u.containers.len()
+            c.describe()
         ),
-        None => "none (pass --metrics FILE or --prometheus URL for the measured rules)".into(),
+        _ => "none (pass --metrics FILE or --prometheus URL for the measured rules)".into(),
     };
     let count = |s: Severity| findings.iter().filter(|f| f.severity == s).count();
     let _ = writeln!(
@@ -506,6 +506,13 @@ pub fn render(run: &Run, page: &Page) -> String {
         env!("CARGO_PKG_VERSION"),
         esc(&metrics)
     );
+    if let Some(w) = run.coverage.as_ref().and_then(|c| c.warning()) {
+        let _ = writeln!(
+            h,
+            "<p class=\"meta\" id=\"coverage\">warning: {}</p>",
+            esc(&w)
+        );
+    }
     let _ = writeln!(
         h,
         "<p class=\"meta\" id=\"totals\">{} finding(s): {} error(s), {} warning(s), {} info · {} input error(s) · {} file(s) · fail-on {}</p>",
@@ -561,7 +568,9 @@ pub fn render(run: &Run, page: &Page) -> String {
             ) else {
                 continue;
             };
-            for c in w["containers"].as_array().into_iter().flatten() {
+            // The containers the measured rules judge (as counted in the header): not init ones.
+            let judged = w["containers"].as_array().into_iter().flatten();
+            for c in judged.filter(|c| c["init"].as_bool() != Some(true)) {
                 let Some(container) = c["name"].as_str() else {
                     continue;
                 };
@@ -581,10 +590,8 @@ pub fn render(run: &Run, page: &Page) -> String {
                     continue;
                 };
                 let on_it = by_container.get(&key).map(Vec::as_slice).unwrap_or(&[]);
+                // A card even without a chart (GPU utilisation alone): the count is the header's.
                 let charts = gauges(c, u, on_it);
-                if charts.is_empty() {
-                    continue;
-                }
                 shown += 1;
                 let _ = writeln!(
                     cards,

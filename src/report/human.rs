@@ -246,6 +246,12 @@ pub fn summary(run: &Run) -> String {
         line.push_str(&format!("; {} input error(s)", run.errors.len()));
     }
     line.push('\n');
+    if let Some(c) = &run.coverage {
+        line.push_str(&format!("Metrics: {}\n", super::printable(&c.describe())));
+        if let Some(w) = c.warning() {
+            line.push_str(&format!("warning: {w}\n"));
+        }
+    }
     let savings = crate::rules::savings::total(&run.findings, run.placement.several());
     if !savings.is_empty() {
         line.push_str(&format!("GPU savings: {}\n", savings.describe()));

@@ -12,6 +12,7 @@ use serde_json::Value;
 use super::location;
 use crate::k8s::workload::ObjectRef;
 use crate::lint::Run;
+use crate::metrics::usage::Coverage;
 use crate::rules::headroom::Recommended;
 use crate::rules::savings::{self, Frees, Savings};
 use crate::rules::{Origin, Severity};
@@ -26,6 +27,20 @@ struct Report<'a> {
     /// What the GPU verdicts free, added up (absent when nothing).
     #[serde(skip_serializing_if = "Savings::is_empty")]
     savings: Savings,
+    /// How much of the repository the measurements cover (absent without measurements).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    metrics: Option<JsonMetrics<'a>>,
+}
+
+#[derive(Serialize)]
+struct JsonMetrics<'a> {
+    #[serde(flatten)]
+    coverage: &'a Coverage,
+    /// How many measured entries match no container of the repository, and the first few.
+    unmatched: usize,
+    unmatched_first: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    warning: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -116,6 +131,12 @@ fn report(run: &Run) -> Report<'_> {
         findings: run,
         errors: &run.errors,
         savings: savings::total(&run.findings, run.placement.several()),
+        metrics: run.coverage.as_ref().map(|coverage| JsonMetrics {
+            coverage,
+            unmatched: coverage.unmatched.len(),
+            unmatched_first: coverage.unmatched_named(),
+            warning: coverage.warning(),
+        }),
     }
 }
 

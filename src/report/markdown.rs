@@ -137,13 +137,14 @@ pub fn render(run: &Run, page: &Page) -> String {
     let inventory = super::inventory::of_run(linter, run);
     let mut md = String::new();
     let _ = writeln!(md, "## gpulint sizing report: {}\n", cell(&page.repo));
-    let metrics = match &linter.usage {
-        Some(u) => format!(
-            "{}, window {}",
+    let metrics = match (&linter.usage, &run.coverage) {
+        (Some(u), Some(c)) => format!(
+            "{}, window {}: {}",
             u.source,
-            u.window.as_deref().unwrap_or("unknown")
+            u.window.as_deref().unwrap_or("unknown"),
+            c.describe()
         ),
-        None => "none".into(),
+        _ => "none".into(),
     };
     let _ = writeln!(
         md,
@@ -151,6 +152,9 @@ pub fn render(run: &Run, page: &Page) -> String {
         cell(&page.generated_at),
         cell(&metrics)
     );
+    if let Some(w) = run.coverage.as_ref().and_then(|c| c.warning()) {
+        let _ = writeln!(md, "> **Warning:** {}\n", cell(&w));
+    }
 
     md.push_str("### GPUs by namespace\n\n");
     let namespaces = namespace_gpus(run, &inventory);

@@ -1106,13 +1106,18 @@ mod tests {
 
 /// A container that gets GPUs: a GPU count other than zero in requests or limits, or DRA claims.
 pub(crate) fn is_gpu_container(cx: &Context, c: &Container) -> bool {
+    requests_gpus(cx.gpu_names, c)
+}
+
+/// [`is_gpu_container`] with the run's GPU resource names (for the measurements' coverage).
+pub fn requests_gpus(gpu_names: &GpuNames, c: &Container) -> bool {
     let r = &c.resources;
     let counts = r
         .requests
         .entries
         .iter()
         .chain(&r.limits.entries)
-        .filter(|q| cx.gpu_names.classify(q.name) == crate::k8s::gpu::GpuName::Known)
+        .filter(|q| gpu_names.classify(q.name) == crate::k8s::gpu::GpuName::Known)
         .any(|q| q.value.text().is_none_or(|t| t.trim() != "0"));
     let spark = c.spark.as_ref().is_some_and(|s| {
         s.gpu_quantity

@@ -432,3 +432,31 @@ fn parallelism_rendered_by_helm_is_checked() {
     let (f, _) = findings(dir.path(), &[".", "--select", "GPU012", "--helm", &helm]);
     assert_eq!(rules(&f), Vec::<String>::new());
 }
+
+/// A hand-written snapshot with engine activity and no utilisation (as other tools write for
+/// MIG slices, whose utilisation dcgm-exporter reports as 0): GPU010 reads engine activity.
+#[test]
+fn gpu010_reads_engine_activity_where_utilisation_is_absent_or_zero() {
+    let dir = repo(&[(VLLM, "vllm.yaml")]);
+    let lint = |util: &str, engine_avg: f64| {
+        let snap = format!(
+            r#"{{"version": 1, "window": "14d", "source": "test", "containers": [{{"namespace": "default", "kind": "Deployment", "name": "vllm-gemma-deployment", "container": "inference-server", "samples": 20160, "history_seconds": 1209600, "memory_bytes": {{"p50": 1e9, "p99": 2e9, "max": 2e9}}{util}, "gpu_engine_active": {{"avg": {engine_avg}, "p99": 0.9}}}}]}}"#
+        );
+        std::fs::write(dir.path().join("metrics.json"), snap).expect("write");
+        let (f, _) = findings(
+            dir.path(),
+            &[
+                "vllm.yaml",
+                "--metrics",
+                "metrics.json",
+                "--select",
+                "GPU010",
+            ],
+        );
+        rules(&f)
+    };
+    assert_eq!(lint("", 0.03), ["GPU010"], "engine activity alone: 3%");
+    assert_eq!(lint("", 0.55), Vec::<String>::new());
+    let zero = r#", "gpu_utilization": {"avg": 0, "p99": 0}"#;
+    assert_eq!(lint(zero, 0.55), Vec::<String>::new(), "a MIG slice's 0");
+}

@@ -44,6 +44,7 @@ mod oom;
 mod pre_commit;
 mod prometheus;
 mod prometheus_scale;
+mod prometheus_shapes;
 mod registry;
 mod reports;
 mod rule_fixtures;

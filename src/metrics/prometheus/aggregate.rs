@@ -82,7 +82,7 @@ pub(super) struct Resolver<'a> {
 }
 
 impl Resolver<'_> {
-    fn wants_workload(&self, ns: &str, kind: &str, name: &str) -> bool {
+    pub(super) fn wants_workload(&self, ns: &str, kind: &str, name: &str) -> bool {
         self.wanted
             .iter()
             .any(|k| k.namespace == ns && k.kind == kind && k.name == name)
@@ -196,6 +196,13 @@ impl PodAcc {
         };
         // Bounded by f64 -> u64 saturation; counts are small.
         counted.max(seen) as u64
+    }
+
+    /// Whether cAdvisor measured this container (memory or CPU).
+    pub(super) fn has_cadvisor(&self) -> bool {
+        self.samples.is_some()
+            || self.mem.iter().any(Option::is_some)
+            || self.cpu.iter().any(Option::is_some)
     }
 
     fn has_usage(&self) -> bool {

@@ -9,7 +9,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde::Deserialize;
 
 use super::aggregate::PodContainer;
-use super::query::{Query, QueryPlan};
+use super::query::{Query, QueryPlan, Splits};
 use super::{PrometheusError, PrometheusOptions};
 
 pub(super) struct Client {
@@ -213,33 +213,85 @@ impl Client {
         out
     }
 
-    /// Run `q` over the whole store; if that is too expensive, once per namespace.
+    /// Run `q` over the whole store; if that is too expensive, once per namespace, and a
+    /// namespace still too expensive once per wanted workload in it.
     pub(super) fn run(
         &mut self,
         plan: &QueryPlan,
         q: &Query,
-        namespaces: &[String],
+        splits: &Splits,
     ) -> Result<Vec<Row>, PrometheusError> {
         let whole = plan.promql(q, "");
         match self.query(&whole) {
             Ok(rows) => Ok(rows),
-            Err(e) if e.is_too_big() && !namespaces.is_empty() => {
-                let reason = match &e {
-                    PrometheusError::Query { message, .. } => message.clone(),
-                    other => other.to_string(),
-                };
+            Err(e) if e.is_too_big() && !splits.namespaces.is_empty() => {
                 self.notes.push(format!(
-                    "query split into {} per-namespace queries after: {reason}\n  query: {whole}",
-                    namespaces.len()
+                    "query split into {} per-namespace queries after: {}\n  query: {whole}",
+                    splits.namespaces.len(),
+                    refusal(&e)
                 ));
                 let mut rows = Vec::new();
-                for ns in namespaces {
-                    rows.extend(self.query(&plan.promql_in_namespace(q, ns))?);
+                for ns in &splits.namespaces {
+                    match self.query(&plan.promql_in_namespace(q, ns)) {
+                        Ok(r) => rows.extend(r),
+                        Err(e) if e.is_too_big() => {
+                            rows.extend(self.run_per_workload(plan, q, ns, splits, &e)?)
+                        }
+                        Err(e) => return Err(e),
+                    }
                 }
                 Ok(rows)
             }
             Err(e) => Err(e),
         }
+    }
+
+    /// `q` once per wanted workload of namespace `ns` (its pods by name), after the namespace
+    /// alone was refused as too big (`refused`); a workload still refused fails the run.
+    fn run_per_workload(
+        &mut self,
+        plan: &QueryPlan,
+        q: &Query,
+        ns: &str,
+        splits: &Splits,
+        refused: &PrometheusError,
+    ) -> Result<Vec<Row>, PrometheusError> {
+        let Some(workloads) = splits.workloads.get(ns).filter(|w| !w.is_empty()) else {
+            // No wanted workload has a pod there: nothing of it to measure.
+            return Ok(Vec::new());
+        };
+        self.notes.push(format!(
+            "namespace {ns} split into {} per-workload queries after: {}",
+            workloads.len(),
+            refusal(refused)
+        ));
+        let mut rows = Vec::new();
+        for (kind, name, pods) in workloads {
+            match self.query(&plan.promql_in_pods(q, ns, pods)) {
+                Ok(r) => rows.extend(r),
+                Err(PrometheusError::Query {
+                    url,
+                    status,
+                    error_type,
+                    message,
+                    query,
+                }) => {
+                    return Err(PrometheusError::Query {
+                        url,
+                        status,
+                        error_type,
+                        message: format!(
+                            "{message} (even for {ns}/{kind}/{name} alone, {} pod(s): narrow \
+                             --window, or raise the store's limit)",
+                            pods.len()
+                        ),
+                        query,
+                    })
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(rows)
     }
 
     pub(super) fn query(&mut self, promql: &str) -> Result<Vec<Row>, PrometheusError> {
@@ -432,6 +484,14 @@ impl Client {
                 reason: self.scrub(&other.to_string()),
             },
         }
+    }
+}
+
+/// What the store said when it refused a query.
+fn refusal(e: &PrometheusError) -> String {
+    match e {
+        PrometheusError::Query { message, .. } => message.clone(),
+        other => other.to_string(),
     }
 }
 

@@ -18,9 +18,17 @@
 //! its pods that were OOMKilled (of all its pods when none was), from kube-state-metrics'
 //! `kube_pod_container_resource_limits{resource="memory"}`: the limit a kill hit.
 //!
-//! When a query is too expensive for the store (HTTP 422/503, errorType `execution` or
-//! `timeout`, e.g. "too many samples"), it is retried once per namespace of the wanted keys, so
-//! the request count grows at most with the number of namespaces.
+//! When a query is too expensive for the store (HTTP 503 or errorType `timeout`, or a 422 that
+//! names a limit, e.g. "too many samples"), it is retried once per namespace of the wanted
+//! keys, and a namespace refused again once per wanted workload in it (its pods by name, from
+//! `kube_pod_owner`): a query is sent at most 1 + namespaces + wanted workloads times. Every
+//! figure is per pod, so the parts combine exactly. Any other refusal
+//! (a 422 "vector cannot contain metrics with the same labelset") is the query's error.
+//!
+//! A pod of a wanted workload without container-level cAdvisor series (K3s exporting pod
+//! cgroups only) is measured from its pod cgroup when its workload has one container (9 more
+//! queries, sent only when there is such a pod); a note names those workloads, and those whose
+//! containers the pod cgroup cannot tell apart.
 //!
 //! dcgm-exporter series may carry `exported_namespace`/`exported_pod`/`exported_container`
 //! (scraped without `honorLabels`); those take precedence over the plain labels everywhere.
@@ -49,7 +57,7 @@ use aggregate::{Owners, PodAcc, PodContainer, Resolver, WorkloadAcc};
 pub(crate) use client::is_sensitive_header;
 use client::Client;
 use gpu_queries::{GpuQuery, PodGpu};
-use query::{fmt_duration, join_limited, Metric, OwnerQuery, Query, QueryPlan};
+use query::{fmt_duration, join_limited, Metric, OwnerQuery, Query, QueryPlan, Splits};
 
 /// Default per-request timeout.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
@@ -185,19 +193,48 @@ pub enum PrometheusError {
 }
 
 impl PrometheusError {
-    /// Too expensive for the whole store: worth retrying per namespace.
+    /// Too expensive for the whole store: worth retrying per namespace. A 422 (`execution`)
+    /// is also what a wrong query gets ("vector cannot contain metrics with the same
+    /// labelset", "many-to-many matching"): only one that names a limit is a size problem;
+    /// any other is reported as the query error it is.
     fn is_too_big(&self) -> bool {
         match self {
             PrometheusError::Query {
-                status, error_type, ..
+                status,
+                error_type,
+                message,
+                ..
             } => {
-                matches!(*status, 422 | 503)
-                    || matches!(error_type.as_str(), "execution" | "timeout")
+                *status == 503
+                    || error_type == "timeout"
+                    || ((*status == 422 || error_type == "execution") && names_a_limit(message))
             }
-            PrometheusError::Http { status, .. } => matches!(*status, 422 | 503),
+            PrometheusError::Http { status, body, .. } => {
+                *status == 503 || (*status == 422 && names_a_limit(body))
+            }
             _ => false,
         }
     }
+}
+
+/// Whether a store's refusal is about size: Prometheus' `--query.max-samples` ("query
+/// processing would load too many samples into memory"), VictoriaMetrics' `-search.max*`
+/// flags ("cannot select more than -search.maxSamplesPerQuery", "the number of matching
+/// timeseries exceeds"), Thanos/Mimir/Cortex limits ("exceeded the maximum", "limit"), or a
+/// timeout.
+fn names_a_limit(message: &str) -> bool {
+    let m = message.to_ascii_lowercase();
+    [
+        "too many samples",
+        "-search.max",
+        "exceeds",
+        "exceeded",
+        "limit",
+        "timeout",
+        "timed out",
+    ]
+    .iter()
+    .any(|p| m.contains(p))
 }
 
 /// The PromQL that [`collect`] sends (whole-store form, in order), e.g. for `--explain`.
@@ -236,17 +273,20 @@ pub fn collect(
     if wanted_set.is_empty() {
         return Ok(out);
     }
-    let namespaces: Vec<String> = wanted_set
-        .iter()
-        .map(|k| k.namespace.clone())
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect();
+    let mut splits = Splits {
+        namespaces: wanted_set
+            .iter()
+            .map(|k| k.namespace.clone())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect(),
+        workloads: BTreeMap::new(),
+    };
 
     // 1. Owner maps.
     let mut owners = Owners::default();
     for q in [OwnerQuery::Pod, OwnerQuery::ReplicaSet, OwnerQuery::Job] {
-        let rows = client.run(&plan, &Query::Owner(q), &namespaces)?;
+        let rows = client.run(&plan, &Query::Owner(q), &splits)?;
         owners.add(q, &rows);
     }
     if owners.pods.is_empty() {
@@ -259,10 +299,38 @@ pub fn collect(
         return Ok(out);
     }
 
+    let mut resolver = Resolver {
+        owners: &owners,
+        wanted: &wanted_set,
+        guessed_rs: BTreeSet::new(),
+        guessed_jobs: BTreeSet::new(),
+    };
+    // The pods of each wanted workload, for a namespace too big for one query.
+    let mut all_pods: Vec<&(String, String)> = owners.pods.keys().collect();
+    all_pods.sort();
+    let mut by_workload: BTreeMap<(String, String, String), Vec<String>> = BTreeMap::new();
+    for (ns, pod) in all_pods {
+        if let Some((kind, name)) = resolver.resolve(ns, pod) {
+            if resolver.wants_workload(ns, &kind, &name) {
+                by_workload
+                    .entry((ns.clone(), kind, name))
+                    .or_default()
+                    .push(pod.clone());
+            }
+        }
+    }
+    for ((ns, kind, name), pods) in by_workload {
+        splits
+            .workloads
+            .entry(ns)
+            .or_default()
+            .push((kind, name, pods));
+    }
+
     // 2. Usage, per (namespace, pod, container).
     let mut pods: HashMap<PodContainer, PodAcc> = HashMap::new();
     for m in Metric::ALL {
-        let rows = client.run(&plan, &Query::Metric(m), &namespaces)?;
+        let rows = client.run(&plan, &Query::Metric(m), &splits)?;
         for row in rows {
             let Some(pc) = row.pod_container() else {
                 continue;
@@ -274,7 +342,7 @@ pub fn collect(
     // 2b. GPU sizing: per GPU, and the serving engines' KV cache joined by namespace and pod.
     let mut kv_by_pod: HashMap<(String, String), PodGpu> = HashMap::new();
     for g in GpuQuery::ALL {
-        for row in client.run(&plan, &Query::Gpu(g), &namespaces)? {
+        for row in client.run(&plan, &Query::Gpu(g), &splits)? {
             if g.per_pod() {
                 let pod = (
                     row.effective("namespace").to_string(),
@@ -302,13 +370,49 @@ pub fn collect(
     }
 
     // 3. Pods -> workloads.
-    let mut resolver = Resolver {
-        owners: &owners,
-        wanted: &wanted_set,
-        guessed_rs: BTreeSet::new(),
-        guessed_jobs: BTreeSet::new(),
-    };
     let mut per_key: BTreeMap<ContainerKey, WorkloadAcc> = BTreeMap::new();
+    // 3a. Pods of wanted workloads without container-level cAdvisor series (K3s exporting pod
+    // cgroups only): their pod cgroup, 9 more queries, only when there is such a pod.
+    let pod_level = pod_level_usage(&mut client, &plan, &splits, &pods)?;
+    let mut by_pod_level: BTreeSet<String> = BTreeSet::new();
+    let mut not_told_apart: BTreeSet<String> = BTreeSet::new();
+    for ((kind, name, ns), accs) in pod_level {
+        let containers: Vec<&ContainerKey> = wanted_set
+            .iter()
+            .filter(|k| k.namespace == ns && k.kind == kind && k.name == name)
+            .collect();
+        let shown = format!("{ns}/{kind}/{name}");
+        match containers.as_slice() {
+            [only] => {
+                let acc = per_key.entry((*only).clone()).or_default();
+                for a in &accs {
+                    acc.add(a);
+                }
+                by_pod_level.insert(shown);
+            }
+            _ => {
+                not_told_apart.insert(format!("{shown} ({} containers)", containers.len()));
+            }
+        }
+    }
+    if !by_pod_level.is_empty() {
+        out.notes.push(format!(
+            "no container-level cAdvisor series (as on K3s without container stats): memory and \
+             CPU of {} single-container workload(s) measured from the pod's cgroup, which also \
+             counts its sidecars and pause container if any: {}",
+            by_pod_level.len(),
+            join_limited(&by_pod_level, 10)
+        ));
+    }
+    if !not_told_apart.is_empty() {
+        out.notes.push(format!(
+            "no container-level cAdvisor series (as on K3s without container stats) for {} \
+             workload(s) with several containers: the pod's cgroup cannot tell its containers \
+             apart, so their memory and CPU are not measured: {}",
+            not_told_apart.len(),
+            join_limited(&not_told_apart, 10)
+        ));
+    }
     // Pods resolved through kube_pod_owner are known to kube-state-metrics, so their OOM count
     // is defined: 0 when no OOMKilled termination was seen.
     let mut pods_sorted: Vec<(&PodContainer, &PodAcc)> = pods.iter().collect();
@@ -363,6 +467,58 @@ pub fn collect(
     Ok(out)
 }
 
+/// Pod-cgroup figures per workload (kind, name, namespace), one per pod.
+type PodLevel = BTreeMap<(String, String, String), Vec<PodAcc>>;
+
+/// The pod-cgroup figures of the pods of wanted workloads that have no container-level
+/// cAdvisor series, per workload (kind, name, namespace); no query when there is none.
+fn pod_level_usage(
+    client: &mut Client,
+    plan: &QueryPlan,
+    splits: &Splits,
+    pods: &HashMap<PodContainer, PodAcc>,
+) -> Result<PodLevel, PrometheusError> {
+    let measured: BTreeSet<(&str, &str)> = pods
+        .iter()
+        .filter(|(_, acc)| acc.has_cadvisor())
+        .map(|(pc, _)| (pc.namespace.as_str(), pc.pod.as_str()))
+        .collect();
+    let mut unmeasured: BTreeMap<(String, String), (&str, &str)> = BTreeMap::new();
+    for (ns, workloads) in &splits.workloads {
+        for (kind, name, pods) in workloads {
+            for pod in pods {
+                if !measured.contains(&(ns.as_str(), pod.as_str())) {
+                    unmeasured.insert((ns.clone(), pod.clone()), (kind, name));
+                }
+            }
+        }
+    }
+    if unmeasured.is_empty() {
+        return Ok(BTreeMap::new());
+    }
+    let mut per_pod: BTreeMap<(String, String), PodAcc> = BTreeMap::new();
+    for m in Metric::CADVISOR {
+        for row in client.run(plan, &Query::PodLevel(m), splits)? {
+            let pod = (
+                row.effective("namespace").to_string(),
+                row.effective("pod").to_string(),
+            );
+            if unmeasured.contains_key(&pod) {
+                per_pod.entry(pod).or_default().add(m, row.value);
+            }
+        }
+    }
+    let mut out = PodLevel::new();
+    for (pod, acc) in per_pod {
+        if let Some((kind, name)) = unmeasured.get(&pod) {
+            out.entry((kind.to_string(), name.to_string(), pod.0.clone()))
+                .or_default()
+                .push(acc);
+        }
+    }
+    Ok(out)
+}
+
 fn finish(
     out: &mut Collected,
     client: &mut Client,
@@ -393,13 +549,39 @@ mod tests {
         let mut o = PrometheusOptions::new("http://prom:9090", "14d");
         o.selector = Some(r#"cluster="prod""#.into());
         let qs = planned_queries(&o).expect("valid options");
-        assert_eq!(qs.len(), 24);
+        assert_eq!(qs.len(), 25);
         for q in &qs {
             assert!(q.contains(r#"cluster="prod""#), "{q}");
             assert!(!q.contains("namespace=\""), "whole store: {q}");
         }
         o.window = "30m".into();
         assert!(planned_queries(&o).is_err());
+    }
+
+    #[test]
+    fn only_a_refusal_that_names_a_limit_is_split() {
+        let refused = |status: u16, error_type: &str, message: &str| PrometheusError::Query {
+            url: "http://prom:9090".into(),
+            status,
+            error_type: error_type.into(),
+            message: message.into(),
+            query: "q".into(),
+        };
+        let too_many =
+            "query processing would load too many samples into memory in query execution";
+        assert!(refused(422, "execution", too_many).is_too_big());
+        assert!(refused(503, "timeout", "query timed out in expression evaluation").is_too_big());
+        assert!(refused(
+            422,
+            "execution",
+            "cannot select more than -search.maxSamplesPerQuery=1e9 samples"
+        )
+        .is_too_big());
+        let same = "vector cannot contain metrics with the same labelset";
+        assert!(!refused(422, "execution", same).is_too_big());
+        assert!(!refused(400, "bad_data", "parse error").is_too_big());
+        // A bad request is not too big, whatever words its text holds (an echo of the form).
+        assert!(!refused(400, "bad_data", "query=up&timeout=54000ms").is_too_big());
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The PromQL of a collection: the fixed plan of whole-store instant queries (usage series,
 //! owner maps, GPU sizing), selectors and per-namespace retries, and the window's durations.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use super::gpu_queries::{self, GpuQuery};
@@ -41,6 +41,19 @@ pub(super) enum Metric {
 }
 
 impl Metric {
+    /// The cAdvisor metrics, which a pod-level cgroup also has.
+    pub(super) const CADVISOR: [Metric; 9] = [
+        Metric::MemP50,
+        Metric::MemP99,
+        Metric::MemMax,
+        Metric::MemSamples,
+        Metric::MemFirst,
+        Metric::MemLast,
+        Metric::CpuP50,
+        Metric::CpuP99,
+        Metric::CpuMax,
+    ];
+
     pub(super) const ALL: [Metric; 17] = [
         Metric::MemP50,
         Metric::MemP99,
@@ -68,10 +81,13 @@ pub(super) enum Query {
     Metric(Metric),
     /// GPU sizing (src/metrics/gpu_queries.rs).
     Gpu(GpuQuery),
+    /// A cAdvisor metric of the pod-level cgroup (`container=""`), for pods that have no
+    /// container-level series (K3s): sent only when such a pod belongs to a wanted workload.
+    PodLevel(Metric),
 }
 
 impl Query {
-    pub(super) const ALL: [Query; 24] = [
+    pub(super) const ALL: [Query; 25] = [
         Query::Owner(OwnerQuery::Pod),
         Query::Owner(OwnerQuery::ReplicaSet),
         Query::Owner(OwnerQuery::Job),
@@ -96,6 +112,7 @@ impl Query {
         Query::Gpu(GpuQuery::EngineP99),
         Query::Gpu(GpuQuery::KvP99),
         Query::Gpu(GpuQuery::KvMax),
+        Query::Gpu(GpuQuery::PerGpuSpan),
     ];
 }
 
@@ -134,8 +151,14 @@ impl QueryPlan {
         let w = &self.window;
         let s = &self.step;
         let user = join_matchers(&[&self.selector, extra]);
-        // cAdvisor: skip the pod-level cgroup ("") and the pause container ("POD").
-        let cadv = join_matchers(&[r#"container!="""#, r#"container!="POD""#, &user]);
+        let cadv = match q {
+            // The pod's cgroup: no container, and no image (the pause container has one).
+            Query::PodLevel(_) => {
+                join_matchers(&[r#"container="""#, r#"image="""#, r#"pod!="""#, &user])
+            }
+            // cAdvisor: skip the pod-level cgroup ("") and the pause container ("POD").
+            _ => join_matchers(&[r#"container!="""#, r#"container!="POD""#, &user]),
+        };
         let mem = format!("container_memory_working_set_bytes{{{cadv}}}");
         let cpu = format!("rate(container_cpu_usage_seconds_total{{{cadv}}}[5m])");
         let oom_reason = format!(
@@ -151,6 +174,10 @@ impl QueryPlan {
         let fb_used = format!("DCGM_FI_DEV_FB_USED{{{user}}}");
         let fb_free = format!("DCGM_FI_DEV_FB_FREE{{{user}}}");
         let util = format!("DCGM_FI_DEV_GPU_UTIL{{{user}}}");
+        let util_whole = format!(
+            "DCGM_FI_DEV_GPU_UTIL{{{}}}",
+            join_matchers(&[r#"GPU_I_PROFILE="""#, &user])
+        );
         let engine = format!("DCGM_FI_PROF_GR_ENGINE_ACTIVE{{{user}}}");
         let by = POD_LABELS;
         match q {
@@ -166,8 +193,8 @@ impl QueryPlan {
                 "max by (namespace, exported_namespace, job_name, owner_kind, owner_name) \
                  (max_over_time(kube_job_owner{{{user}}}[{w}]))"
             ),
-            Query::Gpu(g) => gpu_queries::promql(*g, &user, w, by),
-            Query::Metric(m) => match m {
+            Query::Gpu(g) => gpu_queries::promql(*g, &user, w, s, by),
+            Query::Metric(m) | Query::PodLevel(m) => match m {
                 Metric::MemP50 => {
                     format!("max by ({by}) (quantile_over_time(0.5, {mem}[{w}]))")
                 }
@@ -196,12 +223,17 @@ impl QueryPlan {
                 Metric::GpuMemCapacity => {
                     format!("max by ({by}) (max_over_time(({fb_used} + {fb_free})[{w}:{s}]))")
                 }
+                // Utilisation first, except on a MIG instance (`GPU_I_PROFILE` set), where
+                // dcgm-exporter reports it as 0 and only engine activity is true; `or` keeps
+                // the left side of each GPU.
                 Metric::GpuUtilAvg => format!(
-                    "max by ({by}) (avg_over_time({util}[{w}]) / 100 or avg_over_time({engine}[{w}]))"
+                    "max by ({by}) (avg_over_time({util_whole}[{w}]) / 100 \
+                     or avg_over_time({engine}[{w}]) or avg_over_time({util}[{w}]) / 100)"
                 ),
                 Metric::GpuUtilP99 => format!(
-                    "max by ({by}) (quantile_over_time(0.99, {util}[{w}]) / 100 \
-                     or quantile_over_time(0.99, {engine}[{w}]))"
+                    "max by ({by}) (quantile_over_time(0.99, {util_whole}[{w}]) / 100 \
+                     or quantile_over_time(0.99, {engine}[{w}]) \
+                     or quantile_over_time(0.99, {util}[{w}]) / 100)"
                 ),
                 Metric::OomSeen => format!("max by ({by}) (max_over_time({oom_reason}[{w}]))"),
                 Metric::MemLimit => format!("max by ({by}) (max_over_time({mem_limit}[{w}]))"),
@@ -221,6 +253,37 @@ impl QueryPlan {
             "({}) or ({})",
             self.promql(q, &format!("namespace={v}")),
             self.promql(q, &format!("exported_namespace={v}"))
+        )
+    }
+}
+
+/// How a query too big for the store is split: by namespace, then a namespace by wanted
+/// workload (kind, name and its pods' names, from `kube_pod_owner`).
+pub(super) struct Splits {
+    pub(super) namespaces: Vec<String>,
+    pub(super) workloads: BTreeMap<String, Vec<(String, String, Vec<String>)>>,
+}
+
+impl QueryPlan {
+    /// `q` restricted to the pods `pods` of namespace `ns` (plain or `exported_*` labels).
+    pub(super) fn promql_in_pods(&self, q: &Query, ns: &str, pods: &[String]) -> String {
+        let v = promql_string(ns);
+        // The names are the store's data: every character but [A-Za-z0-9_-] matched literally.
+        let literal = |p: &String| {
+            p.chars().fold(String::new(), |mut out, c| {
+                if !(c.is_ascii_alphanumeric() || c == '-' || c == '_') {
+                    out.push('\\');
+                }
+                out.push(c);
+                out
+            })
+        };
+        let re = pods.iter().map(literal).collect::<Vec<_>>().join("|");
+        let re = promql_string(&re);
+        format!(
+            "({}) or ({})",
+            self.promql(q, &format!("namespace={v},pod=~{re}")),
+            self.promql(q, &format!("exported_namespace={v},exported_pod=~{re}"))
         )
     }
 }
@@ -364,6 +427,14 @@ mod tests {
         let split = plan.promql_in_namespace(&Query::Metric(Metric::GpuMemCapacity), "ml");
         assert!(split.contains(r#"DCGM_FI_DEV_FB_USED{cluster="prod",namespace="ml"}"#));
         assert!(split.contains(r#"DCGM_FI_DEV_FB_FREE{cluster="prod",exported_namespace="ml"}"#));
+        let pods = ["llm-7c9d-a.b".to_string(), "x+y".to_string()];
+        let per_pods = plan.promql_in_pods(&Query::Metric(Metric::MemMax), "ml", &pods);
+        assert!(
+            per_pods.contains(r#"namespace="ml",pod=~"llm-7c9d-a\\.b|x\\+y""#)
+                && per_pods
+                    .contains(r#"exported_namespace="ml",exported_pod=~"llm-7c9d-a\\.b|x\\+y""#),
+            "{per_pods}"
+        );
         let plain = QueryPlan {
             selector: String::new(),
             ..plan
