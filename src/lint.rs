@@ -814,6 +814,7 @@ impl Linter {
             origin: from,
             namespace: None,
             cluster: None,
+            fix_status: None,
         })
     }
 

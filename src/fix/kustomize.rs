@@ -235,10 +235,10 @@ impl<'r> KustomizeTarget<'r> {
                 Err(e) => first = Some(e),
             }
         }
-        match self.attempt(&[(f, Mode::Patch)]) {
-            Ok(_) => return Ok(Mode::Patch),
-            Err(e) => first = first.or(Some(e)),
+        if self.attempt(&[(f, Mode::Patch)]).is_ok() {
+            return Ok(Mode::Patch);
         }
+        // What strategic merge cannot say, a JSON patch may: its reason is the one to give.
         match self.attempt(&[(f, Mode::Json)]) {
             Ok(_) => Ok(Mode::Json),
             Err(e) => Err(first.unwrap_or(e)),
