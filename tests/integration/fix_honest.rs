@@ -334,6 +334,30 @@ fn fixable_findings_are_exactly_those_fix_writes_on_every_fixture() {
             add_refusals(&dir);
         }
         let before = report_of(&dir, args);
+        // The values a fixable finding recommends are the ones its fix writes.
+        let mut diff_args = args.to_vec();
+        diff_args.extend(["--fix", "--diff"]);
+        let (_, diff, _) = run(&dir, &diff_args);
+        let added: Vec<&str> = diff.lines().filter(|l| l.starts_with('+')).collect();
+        for f in before["findings"].as_array().unwrap() {
+            let Some(rec) = f["recommended"]
+                .as_object()
+                .filter(|_| f["fixable"] == true)
+            else {
+                continue;
+            };
+            for (resource, value) in rec {
+                let value = value.as_str().unwrap();
+                assert!(
+                    added
+                        .iter()
+                        .any(|l| l.contains(resource.as_str()) && l.contains(value))
+                        || added.iter().any(|l| l.ends_with(&format!("value: {value}"))
+                            || l.ends_with(&format!("value: \"{value}\""))),
+                    "{fixture}: {resource} {value} recommended, not written: {f}\n{diff}"
+                );
+            }
+        }
         let mut fix = args.to_vec();
         fix.push("--fix");
         let (code, _, stderr) = run(&dir, &fix);
