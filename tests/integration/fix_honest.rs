@@ -385,3 +385,73 @@ fn fixable_findings_are_exactly_those_fix_writes_on_every_fixture() {
         assert!(planned > 0, "{fixture}");
     }
 }
+
+#[test]
+fn mem003_on_a_limit_an_overlays_json6902_patch_sets_points_at_the_patch() {
+    let repo = Repo::new();
+    let pointer = "/spec/rayClusterConfig/workerGroupSpecs/0/template/spec/containers/0/resources";
+    std::fs::write(
+        repo.dir.join("overlays/prod/memory.yaml"),
+        format!(
+            "- op: replace\n  path: {pointer}/limits/memory\n  value: 8Gi\n- op: replace\n  path: {pointer}/requests/memory\n  value: 8Gi\n"
+        ),
+    )
+    .unwrap();
+    let kustomization = repo.dir.join("overlays/prod/kustomization.yaml");
+    let text = std::fs::read_to_string(&kustomization).unwrap();
+    std::fs::write(
+        &kustomization,
+        format!("{text}patches:\n- path: memory.yaml\n  target:\n    kind: RayService\n    name: ray-serve-llm\n"),
+    )
+    .unwrap();
+    let metrics = std::fs::read_to_string(repo.dir.join("metrics.json")).unwrap();
+    std::fs::write(
+        repo.dir.join("metrics.json"),
+        metrics.replacen(
+            "\"container\": \"ray-worker\",",
+            "\"container\": \"ray-worker\", \"oom_kills\": 2,",
+            1,
+        ),
+    )
+    .unwrap();
+    let report = repo.json();
+    let mem003: Vec<(String, u64)> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "MEM003")
+        .map(|f| {
+            (
+                f["file"].as_str().unwrap().to_string(),
+                f["line"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(mem003, vec![("overlays/prod/memory.yaml".to_string(), 3)]);
+
+    // The fix edits the same place; the base stays, the render has the new value.
+    let base = std::fs::read_to_string(repo.dir.join("base/ray-service.llm-serve.yaml")).unwrap();
+    let (code, _, stderr) = repo.gpulint(&["--fix"]);
+    assert!(code == 0 || code == 1, "{stderr}");
+    assert!(
+        stderr.contains("fixed overlays/prod/memory.yaml:3: MEM003"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(repo.dir.join("base/ray-service.llm-serve.yaml")).unwrap(),
+        base
+    );
+    let rendered = repo.kubectl("overlays/prod");
+    let ray = rendered.iter().find(|o| o["kind"] == "RayService").unwrap();
+    let limit = ray.pointer(&format!("{pointer}/limits/memory")).unwrap();
+    assert_ne!(limit, "8Gi");
+    let after = repo.json();
+    assert!(
+        !after["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["rule"] == "MEM003"),
+        "{after}"
+    );
+}
