@@ -455,3 +455,54 @@ fn mem003_on_a_limit_an_overlays_json6902_patch_sets_points_at_the_patch() {
         "{after}"
     );
 }
+
+#[test]
+fn gpu013_fixes_to_a_mig_profile_the_clusters_nodes_offer() {
+    let (_tmp, dir) = copy_of("testdata/rules/GPU013");
+    let path = dir.join("metrics.json");
+    let mut snapshot: Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    // MIG nodes partitioned 3g.40gb only (the 1g.10gb the measurement fits is not offered),
+    // and nodes of whole GPUs.
+    snapshot["nodes"] = serde_json::json!([
+        {"name": "h100-mig", "allocatable": {"cpu": "96", "memory": "900Gi", "pods": "110",
+          "nvidia.com/mig-3g.40gb": "2"}},
+        {"name": "h100", "allocatable": {"cpu": "96", "memory": "900Gi", "pods": "110",
+          "nvidia.com/gpu": "8"}}
+    ]);
+    std::fs::write(&path, snapshot.to_string()).unwrap();
+    let args = [
+        "--metrics",
+        "metrics.json",
+        "--select",
+        "GPU013,FIT001",
+        ".",
+    ];
+    let (_, diff, stderr) = run(
+        &dir,
+        &[&args[..], &["--fix", "--unsafe-fixes", "--diff"]].concat(),
+    );
+    let added: Vec<&str> = diff
+        .lines()
+        .filter(|l| l.starts_with('+') && l.contains("nvidia.com/mig-"))
+        .collect();
+    assert!(!added.is_empty(), "{diff}\n{stderr}");
+    assert!(
+        added
+            .iter()
+            .all(|l| l.contains("mig-3g.40gb") || l.contains("mig-1g.10gb")),
+        "{diff}"
+    );
+    let (code, _, stderr) = run(&dir, &[&args[..], &["--fix", "--unsafe-fixes"]].concat());
+    assert!(code == 0 || code == 1, "{stderr}");
+    let after = report_of(&dir, &args);
+    let fit: Vec<&Value> = after["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "FIT001")
+        .collect();
+    assert!(fit.is_empty(), "the fixed slice schedules: {fit:?}");
+    let manifest = std::fs::read_to_string(dir.join("workloads.yaml")).unwrap();
+    assert!(manifest.contains("nvidia.com/mig-3g.40gb: 1"), "{manifest}");
+}
