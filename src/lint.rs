@@ -911,6 +911,7 @@ impl Linter {
             origin: from,
             namespace: None,
             cluster: None,
+            fix_status: None,
         })
     }
 

@@ -6,7 +6,6 @@ use std::path::PathBuf;
 use gpulint::cli::LintArgs;
 use gpulint::fix::plan::{FileFix, FixPlan};
 use gpulint::interrupt::StopRequest;
-use gpulint::lint::{Linter, Run};
 
 use super::{error, print, Failure};
 
@@ -23,8 +22,8 @@ pub enum FixOutcome {
     NothingWritten,
 }
 
-pub fn fix(args: &LintArgs, linter: &Linter, run: &Run) -> Result<FixOutcome, Failure> {
-    let plan = gpulint::fix::plan::plan(linter, run, args.unsafe_fixes);
+/// Shows or writes `plan`, the fix plan of `run`.
+pub fn fix(args: &LintArgs, plan: FixPlan) -> Result<FixOutcome, Failure> {
     if plan.stdin_fixable > 0 {
         eprintln!(
             "note: {} fixable finding(s) in stdin: stdin can be linted but not fixed; run on the files",
@@ -37,15 +36,25 @@ pub fn fix(args: &LintArgs, linter: &Linter, run: &Run) -> Result<FixOutcome, Fa
             plan.unsafe_skipped
         );
     }
+    // Each refusal once: two findings refused at one place, for one reason, are one line.
+    let mut said = std::collections::HashSet::new();
     for r in &plan.rejected {
-        eprintln!("not fixed: {}:{}: {}: {}", r.file, r.line, r.rule, r.reason);
+        let line = r.describe();
+        if said.insert(line.clone()) {
+            eprintln!("not fixed: {line}");
+        }
     }
     if args.diff || args.patch.is_some() {
         // A diff of a linked or non-regular file is refused as writing it would be.
         gpulint::fix::write::check_sources(&plan).map_err(error)?;
     }
     if args.diff {
-        print(&gpulint::fix::patch::diff(&plan));
+        let mut diff = gpulint::fix::patch::diff(&plan);
+        // The summary (on stderr) starts a line of its own in a terminal showing both.
+        if !diff.is_empty() && !diff.ends_with('\n') {
+            diff.push('\n');
+        }
+        print(&diff);
         return Ok(FixOutcome::NothingWritten);
     }
     if let Some(path) = &args.patch {

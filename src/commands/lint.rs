@@ -76,14 +76,18 @@ pub fn lint(args: &LintArgs) -> Outcome {
     }
     let mut show_findings = true;
     let mut left_as_is = false;
+    // "Fixable" is what this run's `--fix` writes: the fixes are planned to say so.
+    let plan = plan_fixes(args, &linter, &mut run);
     if args.fix {
-        match fix(args, &linter, &run)? {
+        match fix(args, plan.unwrap_or_default())? {
             FixOutcome::Written {
                 changed,
                 left_as_is: left,
             } => {
                 left_as_is = left;
                 run = scoped(linter.relint(run, &changed, &args.common.paths), true)?;
+                // What is left: the refused fixes are not fixable.
+                plan_fixes(args, &linter, &mut run);
             }
             FixOutcome::NothingWritten => {}
         }
@@ -109,6 +113,25 @@ pub fn lint(args: &LintArgs) -> Outcome {
     } else {
         Exit::Clean
     })
+}
+
+/// Plans the fixes of `run`'s findings (when any carries one) and sets each finding's fix
+/// status from the plan.
+fn plan_fixes(
+    args: &LintArgs,
+    linter: &Linter,
+    run: &mut Run,
+) -> Option<gpulint::fix::plan::FixPlan> {
+    if !run
+        .findings
+        .iter()
+        .any(|f| f.suppression.is_none() && f.fix.is_some())
+    {
+        return None;
+    }
+    let plan = gpulint::fix::plan::plan(linter, run, args.unsafe_fixes);
+    gpulint::fix::plan::set_status(&mut run.findings, &plan);
+    Some(plan)
 }
 
 /// Figures that name no cluster are not used in a run of several clusters: say so once, with

@@ -21,7 +21,10 @@ use serde_json::Value as Json;
 
 use super::error::FixError;
 use super::helm::ReleaseFix;
-use super::overlay_patch::{add_patch_entries, extend_patch, new_patch, patch_stem};
+use super::overlay_patch::{
+    add_patch_entries, extend_json_patch, extend_patch, json_target, new_json_patch, new_patch,
+    patch_stem, PatchEntry,
+};
 use super::plan::{place_in, AppliedFix, FileFix, FixPlan, Rejections, Target};
 use crate::edit::{apply, apply_change, overlaps, Edit, FieldChange, Fix};
 use crate::lint::{Linter, Run};
@@ -109,6 +112,9 @@ enum Mode {
     InPlace,
     /// Its changes, as a strategic-merge patch of the overlay.
     Patch,
+    /// Its changes, as a JSON 6902 patch of the overlay: where strategic merge cannot say them
+    /// (a list in a custom resource, which kustomize replaces whole; an element without a name).
+    Json,
 }
 
 /// The texts a set of fixes produces: edited files by index, new files by path.
@@ -241,8 +247,12 @@ impl<'r> KustomizeTarget<'r> {
                 Err(e) => first = Some(e),
             }
         }
-        match self.attempt(&[(f, Mode::Patch)]) {
-            Ok(_) => Ok(Mode::Patch),
+        if self.attempt(&[(f, Mode::Patch)]).is_ok() {
+            return Ok(Mode::Patch);
+        }
+        // What strategic merge cannot say, a JSON patch may: its reason is the one to give.
+        match self.attempt(&[(f, Mode::Json)]) {
+            Ok(_) => Ok(Mode::Json),
             Err(e) => Err(first.unwrap_or(e)),
         }
     }
@@ -337,6 +347,7 @@ impl<'r> KustomizeTarget<'r> {
         let mut out = Outcome::default();
         let mut by_file: BTreeMap<usize, Vec<Edit>> = BTreeMap::new();
         let mut patched: BTreeMap<usize, Vec<&FieldChange>> = BTreeMap::new();
+        let mut json: BTreeMap<usize, Vec<&FieldChange>> = BTreeMap::new();
         for (f, mode) in fixes {
             let Some(fix) = &f.fix else { continue };
             match (mode, fix.source.index()) {
@@ -349,6 +360,10 @@ impl<'r> KustomizeTarget<'r> {
                     .entry(fix.document)
                     .or_default()
                     .extend(fix.changes.iter()),
+                (Mode::Json, _) => json
+                    .entry(fix.document)
+                    .or_default()
+                    .extend(fix.changes.iter()),
             }
         }
         for (file, edits) in by_file {
@@ -358,18 +373,21 @@ impl<'r> KustomizeTarget<'r> {
             let fixed = apply(text, &edits).ok_or(FixError::EditsOverlap)?;
             out.edited.insert(file, fixed);
         }
-        if !patched.is_empty() {
-            self.overlay_patches(&patched, &mut out)?;
+        if !patched.is_empty() || !json.is_empty() {
+            self.overlay_patches(&patched, &json, &mut out)?;
         }
         Ok(out)
     }
 
-    /// Writes the changes of each object as a strategic-merge patch of the overlay: into the
-    /// `gpulint-<kind>-<name>.yaml` this overlay already applies when there is one, else into a
-    /// new file listed under the kustomization's `patches:`.
+    /// Writes the changes of each object as a strategic-merge patch of the overlay (`patched`)
+    /// or a JSON 6902 patch (`json`): into the `gpulint-<kind>-<name>.yaml` (or
+    /// `gpulint-<kind>-<name>-json6902.yaml`) this overlay already applies when there is one,
+    /// else into a new file listed under the kustomization's `patches:` (with its `target:`
+    /// for a JSON 6902 patch).
     fn overlay_patches(
         &self,
         patched: &BTreeMap<usize, Vec<&FieldChange>>,
+        json: &BTreeMap<usize, Vec<&FieldChange>>,
         out: &mut Outcome,
     ) -> Result<(), FixError> {
         let home = self.unit.home;
@@ -385,9 +403,18 @@ impl<'r> KustomizeTarget<'r> {
             .map(|d| d.root.clone())
             .ok_or(FixError::KustomizationEmpty)?;
         let mut entries = Vec::new();
-        for (&document, changes) in patched {
+        let all = patched
+            .iter()
+            .map(|(d, c)| (d, c, false))
+            .chain(json.iter().map(|(d, c)| (d, c, true)));
+        for (&document, changes, is_json) in all {
             let object = &self.addressed(document)?;
             let (base, kind, name) = patch_stem(object, &root)?;
+            let base = if is_json {
+                format!("{base}-json6902")
+            } else {
+                base
+            };
             // An earlier fix's patch of this object, applied by this overlay: extend it.
             let own = dir.join(format!("{base}.yaml"));
             let ours = self
@@ -402,8 +429,12 @@ impl<'r> KustomizeTarget<'r> {
                     .get(&i)
                     .cloned()
                     .unwrap_or_else(|| self.files[i].stream.text.to_string());
-                out.edited
-                    .insert(i, extend_patch(&text, object, changes, &kind, &name)?);
+                let extended = if is_json {
+                    extend_json_patch(&text, object, changes)?
+                } else {
+                    extend_patch(&text, object, changes, &kind, &name)?
+                };
+                out.edited.insert(i, extended);
                 continue;
             }
             let mut file = format!("{base}.yaml");
@@ -415,9 +446,18 @@ impl<'r> KustomizeTarget<'r> {
                 file = format!("{base}-{n}.yaml");
                 n += 1;
             }
-            out.created
-                .insert(dir.join(&file), new_patch(object, &root, changes)?);
-            entries.push(file);
+            if is_json {
+                out.created
+                    .insert(dir.join(&file), new_json_patch(object, changes)?);
+                entries.push(PatchEntry {
+                    file,
+                    target: json_target(object, &root)?,
+                });
+            } else {
+                out.created
+                    .insert(dir.join(&file), new_patch(object, &root, changes)?);
+                entries.push(PatchEntry::strategic(file));
+            }
         }
         if !entries.is_empty() {
             let text = out

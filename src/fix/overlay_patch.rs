@@ -1,7 +1,11 @@
-//! Strategic-merge patches of an overlay, as text: what `--fix` adds to a Kustomize overlay
-//! when the field it changes is written by a base other overlays share. Pure functions of the
-//! rendered object and the kustomization; `kustomize.rs` decides when to use them and verifies
-//! the result by rendering the overlay again.
+//! Patches of an overlay, as text: what `--fix` adds to a Kustomize overlay when the field it
+//! changes is written by a base other overlays share. A strategic-merge patch where it can say
+//! the change; a JSON 6902 patch (`test` then `replace` at the exact path) where it cannot: in a
+//! custom resource kustomize merges no list (a strategic-merge patch of RayService's
+//! `workerGroupSpecs` or JobSet's `replicatedJobs` replaces the whole list), and a list element
+//! without a `name` has no merge key. Pure functions of the rendered object and the
+//! kustomization; `kustomize.rs` decides when to use them and verifies the result by rendering
+//! the overlay again.
 
 use crate::edit::{apply, column, line_end, newline, Edit, FieldChange};
 use crate::source::document::Segment;
@@ -193,9 +197,40 @@ pub(super) fn extend_patch(
     Ok(format!("{header}{}", to_yaml(std::slice::from_ref(&patch))))
 }
 
+/// A `patches:` entry the fix adds: the patch file, and for a JSON 6902 patch the `target:` it
+/// applies to (field, value pairs in order).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct PatchEntry {
+    pub file: String,
+    pub target: Vec<(String, String)>,
+}
+
+impl PatchEntry {
+    pub(super) fn strategic(file: String) -> PatchEntry {
+        PatchEntry {
+            file,
+            target: Vec::new(),
+        }
+    }
+
+    /// Its text with the dash at column `dash`, lines ended by `nl` (no final one).
+    fn text(&self, dash: usize, nl: &str) -> String {
+        let pad = " ".repeat(dash);
+        let mut lines = vec![format!("{pad}- path: {}", self.file)];
+        if !self.target.is_empty() {
+            lines.push(format!("{pad}  target:"));
+            for (k, v) in &self.target {
+                let v = crate::source::kustomize::to_yaml(&[Node::scalar(v, ScalarKind::Str)]);
+                lines.push(format!("{pad}    {k}: {}", v.trim_end()));
+            }
+        }
+        lines.join(nl)
+    }
+}
+
 /// Lists `files` under the kustomization's `patches:` (created when missing), in the style of
 /// its other lists.
-pub(super) fn add_patch_entries(text: &str, files: &[String]) -> Result<String, FixError> {
+pub(super) fn add_patch_entries(text: &str, files: &[PatchEntry]) -> Result<String, FixError> {
     let stream = Stream::parse(text);
     let root = stream
         .documents
@@ -211,7 +246,7 @@ pub(super) fn add_patch_entries(text: &str, files: &[String]) -> Result<String, 
         let last = items.last().ok_or(FixError::PatchesEmpty)?;
         // `- path: x`: the dash sits two columns before the item's content.
         let dash = column(text, items[0].span.start()).saturating_sub(2);
-        let entry = |f: &String| format!("{}- path: {f}", " ".repeat(dash));
+        let entry = |f: &PatchEntry| f.text(dash, nl);
         // A block scalar (`- patch: |`) ends after its line break: the entry starts a line.
         let (at, body) = if text[..last.span.end()].ends_with(['\n', '\r']) {
             let body: String = files.iter().map(|f| format!("{}{nl}", entry(f))).collect();
@@ -242,7 +277,7 @@ pub(super) fn add_patch_entries(text: &str, files: &[String]) -> Result<String, 
     }
     out.push_str(&format!("patches:{nl}"));
     for f in files {
-        out.push_str(&format!("{}- path: {f}{nl}", " ".repeat(dash)));
+        out.push_str(&format!("{}{nl}", f.text(dash, nl)));
     }
     Ok(out)
 }
@@ -263,6 +298,153 @@ pub(super) fn new_patch(
         body.push('\n');
     }
     Ok(body)
+}
+
+/// The JSON pointer of `path` (`~` and `/` escaped as RFC 6901 says).
+fn pointer(path: &[Segment]) -> String {
+    path.iter()
+        .map(|s| match s {
+            Segment::Key(k) => format!("/{}", k.replace('~', "~0").replace('/', "~1")),
+            Segment::Index(i) => format!("/{i}"),
+        })
+        .collect()
+}
+
+fn op(op: &str, path: &[Segment], value: Node) -> Node {
+    map_node(vec![
+        ("op".into(), Node::scalar(op, ScalarKind::Str)),
+        ("path".into(), Node::scalar(&pointer(path), ScalarKind::Str)),
+        ("value".into(), value),
+    ])
+}
+
+/// The JSON 6902 operations that make `change` on the rendered `object`: a field that is
+/// there is guarded by a `test` of its value and replaced (so the patch fails to apply, and
+/// the render with it, once the base changes under it); a missing one is added, with the
+/// mappings missing on its way. A list element must exist: its index is the exact path.
+fn json_ops(object: &Node, change: &FieldChange) -> Result<Vec<Node>, FixError> {
+    let FieldChange::Set { path, value } = change else {
+        return Err(FixError::OnlyValueChanges);
+    };
+    let mut node = object;
+    for (depth, segment) in path.iter().enumerate() {
+        let next = match segment {
+            Segment::Key(k) => node.get(k),
+            Segment::Index(i) => node.as_seq().and_then(|items| items.get(*i)),
+        };
+        match (next, segment) {
+            (Some(n), _) => node = n,
+            (None, Segment::Key(_)) if node.as_map().is_some() => {
+                // Missing from here: one `add` of the key with the rest nested in it.
+                let rest = &path[depth + 1..];
+                let kind = number_or_string(value);
+                let mut added = Node::scalar(value, kind);
+                for seg in rest.iter().rev() {
+                    let Segment::Key(k) = seg else {
+                        return Err(FixError::Inconsistent("list element not found"));
+                    };
+                    added = map_node(vec![(k.clone(), added)]);
+                }
+                return Ok(vec![op("add", &path[..=depth], added)]);
+            }
+            (None, _) => return Err(FixError::Inconsistent("list element not found")),
+        }
+    }
+    let old = node
+        .as_scalar()
+        .ok_or(FixError::Inconsistent("the field is not a value"))?;
+    // Written like the value it replaces (`cpu: "8"` stays a string).
+    let kind = match old.kind {
+        ScalarKind::Int | ScalarKind::Str => old.kind,
+        _ => number_or_string(value),
+    };
+    Ok(vec![
+        op("test", path, Node::scalar(&old.text, old.kind)),
+        op("replace", path, Node::scalar(value, kind)),
+    ])
+}
+
+fn number_or_string(value: &str) -> ScalarKind {
+    if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) {
+        ScalarKind::Int
+    } else {
+        ScalarKind::Str
+    }
+}
+
+/// A new JSON 6902 patch of `object` making `changes`: the header, then the operations.
+pub(super) fn new_json_patch(object: &Node, changes: &[&FieldChange]) -> Result<String, FixError> {
+    let mut ops = Vec::new();
+    for change in changes {
+        ops.extend(json_ops(object, change)?);
+    }
+    let list = Node {
+        value: Value::Seq(ops),
+        ..Node::default()
+    };
+    let mut body = format!("{PATCH_HEADER}{}", to_yaml(std::slice::from_ref(&list)));
+    if !body.ends_with('\n') {
+        body.push('\n');
+    }
+    Ok(body)
+}
+
+/// Appends the operations of `changes` to a JSON 6902 patch an earlier fix wrote, keeping its
+/// leading comment. The rendered `object` already has the earlier operations applied, so the
+/// new `test`s guard the values they left.
+pub(super) fn extend_json_patch(
+    text: &str,
+    object: &Node,
+    changes: &[&FieldChange],
+) -> Result<String, FixError> {
+    let stream = Stream::parse(text);
+    let [doc] = stream.documents.as_slice() else {
+        return Err(FixError::PatchNotOneDocument);
+    };
+    let Some(existing) = doc.root.as_seq().filter(|_| stream.error.is_none()) else {
+        return Err(FixError::PatchChangedByHand);
+    };
+    let mut ops = existing.to_vec();
+    for change in changes {
+        ops.extend(json_ops(object, change)?);
+    }
+    let list = Node {
+        value: Value::Seq(ops),
+        ..Node::default()
+    };
+    let header: String = text
+        .split_inclusive('\n')
+        .take_while(|l| l.starts_with('#'))
+        .collect();
+    Ok(format!("{header}{}", to_yaml(std::slice::from_ref(&list))))
+}
+
+/// The `target:` of a JSON 6902 patch of `object`: its group, version, kind and the name the
+/// overlay's bases give it (and its namespace when the overlay sets none).
+pub(super) fn json_target(
+    object: &Node,
+    kustomization: &Node,
+) -> Result<Vec<(String, String)>, FixError> {
+    let api_version = object
+        .get_str("apiVersion")
+        .ok_or(FixError::ObjectWithout("apiVersion"))?;
+    let (kind, name) = patch_names(object, kustomization)?;
+    let (group, version) = match api_version.rsplit_once('/') {
+        Some((g, v)) => (g, v),
+        None => ("", api_version),
+    };
+    let mut target = Vec::new();
+    if !group.is_empty() {
+        target.push(("group".to_string(), group.to_string()));
+    }
+    target.push(("version".into(), version.to_string()));
+    target.push(("kind".into(), kind));
+    target.push(("name".into(), name));
+    let namespace = object.get("metadata").and_then(|m| m.get_str("namespace"));
+    if let (Some(ns), None) = (namespace, kustomization.get("namespace")) {
+        target.push(("namespace".into(), ns.to_string()));
+    }
+    Ok(target)
 }
 
 /// The file name stem of the patch of `object` (`gpulint-deployment-llm`), and the kind and name
@@ -458,33 +640,112 @@ spec:
         // An existing block list: a new entry at its indentation, after its last item.
         let listed = "resources:\n  - ../../base\npatches:\n  - path: replicas.yaml\n# end\n";
         assert_eq!(
-            add_patch_entries(listed, &["gpulint-deployment-llm.yaml".into()]).unwrap(),
+            add_patch_entries(listed, &[PatchEntry::strategic("gpulint-deployment-llm.yaml".into())]).unwrap(),
             "resources:\n  - ../../base\npatches:\n  - path: replicas.yaml\n  - path: gpulint-deployment-llm.yaml\n# end\n"
         );
         // The last item a block scalar: the entry starts the line after it.
         let inline = "patches:\n- patch: |\n    - op: add\n";
         assert_eq!(
-            add_patch_entries(inline, &["p.yaml".into()]).unwrap(),
+            add_patch_entries(inline, &[PatchEntry::strategic("p.yaml".into())]).unwrap(),
             "patches:\n- patch: |\n    - op: add\n- path: p.yaml\n"
         );
         // No `patches:` yet: a new list indented like `resources:`, CRLF kept.
         let crlf = "resources:\r\n  - base\r\n";
         assert_eq!(
-            add_patch_entries(crlf, &["a.yaml".into(), "b.yaml".into()]).unwrap(),
+            add_patch_entries(
+                crlf,
+                &[
+                    PatchEntry::strategic("a.yaml".into()),
+                    PatchEntry::strategic("b.yaml".into())
+                ]
+            )
+            .unwrap(),
             "resources:\r\n  - base\r\npatches:\r\n  - path: a.yaml\r\n  - path: b.yaml\r\n"
         );
         // A flow list or an empty one is left to the user.
         assert_eq!(
-            add_patch_entries("patches: [{path: a.yaml}]\n", &["b.yaml".into()]),
+            add_patch_entries(
+                "patches: [{path: a.yaml}]\n",
+                &[PatchEntry::strategic("b.yaml".into())]
+            ),
             Err(FixError::PatchesNotBlockList)
         );
         assert_eq!(
-            add_patch_entries("patches: []\n", &["b.yaml".into()]),
+            add_patch_entries("patches: []\n", &[PatchEntry::strategic("b.yaml".into())]),
             Err(FixError::PatchesNotBlockList)
         );
         assert_eq!(
-            add_patch_entries("", &["b.yaml".into()]),
+            add_patch_entries("", &[PatchEntry::strategic("b.yaml".into())]),
             Err(FixError::KustomizationEmpty)
         );
+    }
+
+    #[test]
+    fn a_json_patch_tests_and_replaces_at_the_exact_path_and_adds_what_is_missing() {
+        let object = root(
+            "apiVersion: ray.io/v1\nkind: RayService\nmetadata:\n  name: llm\n  namespace: ml\nspec:\n  groups:\n  - replicas: 1\n    resources:\n      limits:\n        cpu: \"32\"\n        nvidia.com/gpu: 4\n",
+        );
+        let group = |field: &[&str]| {
+            let mut p = vec![
+                key("spec"),
+                key("groups"),
+                Segment::Index(0),
+                key("resources"),
+            ];
+            p.extend(field.iter().map(|k| key(k)));
+            p
+        };
+        let cpu = set(group(&["limits", "cpu"]), "26");
+        let gpus = set(group(&["limits", "nvidia.com/gpu"]), "2");
+        let memory = set(group(&["requests", "memory"]), "13Gi");
+        let patch = new_json_patch(&object, &[&cpu, &gpus, &memory]).unwrap();
+        assert_eq!(
+            patch,
+            format!(
+                "{PATCH_HEADER}\
+- op: test
+  path: /spec/groups/0/resources/limits/cpu
+  value: \"32\"
+- op: replace
+  path: /spec/groups/0/resources/limits/cpu
+  value: \"26\"
+- op: test
+  path: /spec/groups/0/resources/limits/nvidia.com~1gpu
+  value: 4
+- op: replace
+  path: /spec/groups/0/resources/limits/nvidia.com~1gpu
+  value: 2
+- op: add
+  path: /spec/groups/0/resources/requests
+  value:
+    memory: 13Gi
+"
+            )
+        );
+        let extended = extend_json_patch(&patch, &object, &[&cpu]).unwrap();
+        assert!(extended.starts_with(&patch), "{extended}");
+        let kustomization = root("resources:\n- ../../base\n");
+        let target = json_target(&object, &kustomization).unwrap();
+        let entry = PatchEntry {
+            file: "p.yaml".into(),
+            target,
+        };
+        assert_eq!(
+            add_patch_entries("resources:\n- base\n", &[entry]).unwrap(),
+            "resources:\n- base\npatches:\n- path: p.yaml\n  target:\n    group: ray.io\n    version: v1\n    kind: RayService\n    name: llm\n    namespace: ml\n"
+        );
+        let rename = FieldChange::Rename {
+            path: group(&["limits", "nvidia.com/gpu"]),
+            to: "nvidia.com/mig-3g.40gb".into(),
+        };
+        assert_eq!(
+            new_json_patch(&object, &[&rename]),
+            Err(FixError::OnlyValueChanges)
+        );
+        let missing = set(
+            vec![key("spec"), key("groups"), Segment::Index(3), key("x")],
+            "1",
+        );
+        assert!(new_json_patch(&object, &[&missing]).is_err());
     }
 }

@@ -20,7 +20,7 @@ use super::helm::{as_release_object_fix, HelmTarget, ReleaseFix};
 use super::kustomize::{repo_readers, KustomizeTarget};
 use crate::edit::{Applicability, ChangeNote};
 use crate::lint::{Linter, Run};
-use crate::rules::{Finding, Origin};
+use crate::rules::{Finding, FixStatus, Origin};
 use crate::source::document::Segment;
 use crate::source::file::SourceFile;
 
@@ -36,6 +36,41 @@ pub struct FixPlan {
     pub stdin_fixable: usize,
     /// Fixable findings left out because their fix is unsafe and `--unsafe-fixes` was not given.
     pub unsafe_skipped: usize,
+    /// Findings of a root several clusters apply whose fix the root's first unit writes: each
+    /// key, with the key of the finding that writes it.
+    pub covered: Vec<(FixKey, FixKey)>,
+    /// What the plan did with each finding it was given (see [`set_status`]).
+    pub outcomes: Outcomes,
+}
+
+/// Which finding a fix is for, across the rounds of its target: the origin it lands through,
+/// the rule, the object and the container (a finding found again after a round has a new span
+/// and may have a new value, but the same key).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FixKey {
+    origin: Origin,
+    /// The file of a plain file's finding (a render's findings are keyed by the render).
+    file: Option<usize>,
+    rule: &'static str,
+    object: String,
+    container: Option<String>,
+}
+
+impl FixKey {
+    pub fn of(f: &Finding) -> FixKey {
+        FixKey {
+            origin: f.origin,
+            file: (f.origin == Origin::File).then_some(f.file),
+            rule: f.rule.id,
+            object: f.object.display_name(),
+            container: f.container.clone(),
+        }
+    }
+
+    fn in_origin(mut self, origin: Origin) -> FixKey {
+        self.origin = origin;
+        self
+    }
 }
 
 /// A fixed file, not written yet.
@@ -60,6 +95,8 @@ pub struct AppliedFix {
     pub description: String,
     /// The value changes behind `description` (folded into net changes by [`net_changes`]).
     pub notes: Vec<ChangeNote>,
+    /// The finding it fixes.
+    pub key: FixKey,
 }
 
 impl AppliedFix {
@@ -75,6 +112,7 @@ impl AppliedFix {
                 .map(|x| x.description.clone())
                 .unwrap_or_default(),
             notes: f.fix.as_ref().map(|x| x.notes.clone()).unwrap_or_default(),
+            key: FixKey::of(f),
         }
     }
 }
@@ -86,6 +124,25 @@ pub struct RejectedFix {
     pub line: usize,
     pub rule: &'static str,
     pub reason: FixError,
+    /// The render (Kustomize root, Helm release) whose fix it is; `None` for a plain file.
+    pub render: Option<String>,
+    /// The finding it is for.
+    pub key: FixKey,
+}
+
+impl RejectedFix {
+    /// Its `not fixed:` line, without the prefix: `FILE:LINE: RULE: reason [render of R]`.
+    pub fn describe(&self) -> String {
+        let render = self
+            .render
+            .as_ref()
+            .map(|r| format!(" [render of {r}]"))
+            .unwrap_or_default();
+        format!(
+            "{}:{}: {}: {}{render}",
+            self.file, self.line, self.rule, self.reason
+        )
+    }
 }
 
 /// The fixes that could not be written, and which fixes are therefore never tried again.
@@ -103,6 +160,8 @@ impl Rejections {
             line,
             rule: f.rule.id,
             reason: why,
+            render: None,
+            key: FixKey::of(f),
         });
         self.dropped.insert(FixId::of(f));
     }
@@ -165,6 +224,7 @@ fn fix_in_rounds(
     mut target: impl Target,
     mut findings: Vec<Finding>,
     unsafe_fixes: bool,
+    render: Option<&str>,
     plan: &mut FixPlan,
 ) {
     let mut rejections = Rejections::default();
@@ -174,6 +234,9 @@ fn fix_in_rounds(
             break;
         }
         findings = target.relint();
+    }
+    for r in &mut rejections.list {
+        r.render = render.map(str::to_string);
     }
     plan.rejected.extend(rejections.list);
     target.finish(plan);
@@ -259,7 +322,7 @@ pub fn plan(linter: &Linter, run: &Run, unsafe_fixes: bool) -> FixPlan {
                 return part;
             }
             match FileTarget::new(linter, facts, &run.placement, index, file) {
-                Some(target) => fix_in_rounds(target, fixable, unsafe_fixes, &mut part),
+                Some(target) => fix_in_rounds(target, fixable, unsafe_fixes, None, &mut part),
                 None => part.stdin_fixable += fixable.len(),
             }
             part
@@ -317,9 +380,17 @@ pub fn plan(linter: &Linter, run: &Run, unsafe_fixes: bool) -> FixPlan {
         );
         // A root several clusters apply is one unit each: the first takes the fixes that do
         // not depend on the cluster; each says why its measured ones are not written.
-        let first_of_root = run.units.iter().position(|u| u.dir == unit.dir) == Some(index);
-        if !first_of_root {
-            fixable.retain(|f| crate::rules::headroom::MEASURED_RULES.contains(&f.rule.id));
+        let first = run.units.iter().position(|u| u.dir == unit.dir);
+        if let Some(first) = first.filter(|&i| i != index) {
+            fixable.retain(|f| {
+                let measured = crate::rules::headroom::MEASURED_RULES.contains(&f.rule.id);
+                if !measured {
+                    let key = FixKey::of(f);
+                    let by = key.clone().in_origin(Origin::Kustomize(first));
+                    plan.covered.push((key, by));
+                }
+                measured
+            });
         }
         if fixable.is_empty() {
             continue;
@@ -328,7 +399,7 @@ pub fn plan(linter: &Linter, run: &Run, unsafe_fixes: bool) -> FixPlan {
         let readers = readers.get_or_insert_with(|| repo_readers(linter, run));
         let target =
             KustomizeTarget::new(linter, run, facts, readers, index, unit).with_releases(releases);
-        fix_in_rounds(target, fixable, unsafe_fixes, &mut plan);
+        fix_in_rounds(target, fixable, unsafe_fixes, Some(&unit.name), &mut plan);
     }
     if let Some(engine) = &linter.helm {
         for (index, unit) in run.releases.iter().enumerate() {
@@ -340,13 +411,66 @@ pub fn plan(linter: &Linter, run: &Run, unsafe_fixes: bool) -> FixPlan {
                 continue;
             }
             let target = HelmTarget::new(engine, linter, run, unit);
-            fix_in_rounds(target, fixable, unsafe_fixes, &mut plan);
+            fix_in_rounds(target, fixable, unsafe_fixes, Some(&unit.name), &mut plan);
         }
     }
+    mark(run, &mut plan, unsafe_fixes);
     for f in &mut plan.files {
         f.applied = net_changes(std::mem::take(&mut f.applied));
     }
     plan
+}
+
+/// What the plan does with each finding it was given, by key: written, or refused (why).
+#[derive(Clone, Debug, Default)]
+pub struct Outcomes {
+    landed: HashSet<FixKey>,
+    refused: HashMap<FixKey, String>,
+    /// The keys `--fix` considered (those it may apply).
+    planned: HashSet<FixKey>,
+}
+
+/// Records the plan's outcome per finding key, before `net_changes` folds fixes away.
+fn mark(run: &Run, plan: &mut FixPlan, unsafe_fixes: bool) {
+    let mut out = Outcomes::default();
+    for a in plan.files.iter().flat_map(|f| &f.applied) {
+        out.landed.insert(a.key.clone());
+    }
+    for (key, by) in &plan.covered {
+        if out.landed.contains(by) {
+            out.landed.insert(key.clone());
+        }
+    }
+    for r in &plan.rejected {
+        out.refused
+            .entry(r.key.clone())
+            .or_insert_with(|| r.reason.to_string());
+    }
+    for f in &run.findings {
+        if allowed(f, unsafe_fixes) {
+            out.planned.insert(FixKey::of(f));
+        }
+    }
+    plan.outcomes = out;
+}
+
+/// Sets each finding's `fix_status` from the plan of this run (the same findings): a fix is
+/// fixable when this run's `--fix` writes it, not because the rule attached one.
+pub fn set_status(findings: &mut [Finding], plan: &FixPlan) {
+    let out = &plan.outcomes;
+    for f in findings {
+        let key = FixKey::of(f);
+        if !out.planned.contains(&key) {
+            continue;
+        }
+        f.fix_status = Some(if out.landed.contains(&key) {
+            FixStatus::Lands
+        } else if let Some(why) = out.refused.get(&key) {
+            FixStatus::Refused(why.clone())
+        } else {
+            FixStatus::NotWritten
+        });
+    }
 }
 
 /// Folds the fixes of all rounds into one net change per field: a field set in round 1
@@ -417,6 +541,13 @@ mod tests {
             object: object.into(),
             description: "as planned".into(),
             notes,
+            key: FixKey {
+                origin: Origin::File,
+                file: Some(0),
+                rule,
+                object: object.into(),
+                container: None,
+            },
         }
     }
 

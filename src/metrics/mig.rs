@@ -249,6 +249,17 @@ pub fn choose(
     margin: f64,
     compute_p99: Option<f64>,
 ) -> Result<Fit, NoFit> {
+    choose_among(model_name, p99_bytes, margin, compute_p99, |_| true)
+}
+
+/// [`choose`] among the profiles `offered` accepts (those the cluster's nodes offer).
+pub fn choose_among(
+    model_name: &str,
+    p99_bytes: f64,
+    margin: f64,
+    compute_p99: Option<f64>,
+    offered: impl Fn(&Profile) -> bool,
+) -> Result<Fit, NoFit> {
     let model = model_of(model_name).ok_or_else(|| NoFit::NotMigCapable(model_name.to_string()))?;
     let compute_needed = compute_p99
         .filter(|c| c.is_finite())
@@ -262,7 +273,8 @@ pub fn choose(
         .profiles
         .iter()
         .find(|p| {
-            need_bytes <= f64::from(p.memory_gb) * 1e9
+            offered(p)
+                && need_bytes <= f64::from(p.memory_gb) * 1e9
                 && compute_needed * f64::from(model.compute_slices)
                     <= f64::from(p.compute_slices) + 1e-9
         })
@@ -457,6 +469,17 @@ mod tests {
         let fit = choose("NVIDIA H100 80GB HBM3", 10.0 * GB / 1.15, 0.15, Some(0.05)).unwrap();
         assert_eq!(fit.profile.name, "1g.10gb");
         // One byte more does not fit.
+        let offered = choose_among("NVIDIA H100 80GB HBM3", 9.0 * GB, 0.0, Some(0.05), |p| {
+            p.name == "3g.40gb"
+        })
+        .unwrap();
+        assert_eq!(offered.profile.name, "3g.40gb");
+        assert_eq!(
+            choose_among("NVIDIA H100 80GB HBM3", 9.0 * GB, 0.0, Some(0.05), |_| {
+                false
+            }),
+            Err(NoFit::TooBig)
+        );
         let fit = choose("NVIDIA H100 80GB HBM3", 10.0 * GB + 1.0, 0.0, Some(0.05)).unwrap();
         assert_eq!(fit.profile.name, "1g.20gb");
     }

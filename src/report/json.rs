@@ -15,7 +15,7 @@ use crate::lint::Run;
 use crate::metrics::usage::Coverage;
 use crate::rules::headroom::Recommended;
 use crate::rules::savings::{self, Frees, Savings};
-use crate::rules::{Origin, Severity};
+use crate::rules::{FixStatus, Origin, Severity};
 use crate::source::file::InputError;
 
 #[derive(Serialize)]
@@ -64,6 +64,9 @@ struct JsonFinding<'a> {
     /// Only `--fix --unsafe-fixes` writes its fix.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     unsafe_fix: bool,
+    /// Why `--fix` refuses the fix it carries (the `not fixed:` reason).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    not_fixed: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     render: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -110,6 +113,10 @@ fn findings<S: serde::Serializer>(run: &&Run, serializer: S) -> Result<S::Ok, S:
                     container: &f.container,
                     fixable: f.fixable(),
                     unsafe_fix: f.unsafe_fixable(),
+                    not_fixed: match &f.fix_status {
+                        Some(FixStatus::Refused(why)) => Some(why.as_str()),
+                        _ => None,
+                    },
                     render: match f.origin {
                         Origin::Kustomize(u) => run.units.get(u).map(|u| u.name.as_str()),
                         Origin::File | Origin::Helm(_) => None,

@@ -390,6 +390,24 @@ fn check_mig(
         Ok(fit) => fit,
         Err(NoFit::NotMigCapable(_) | NoFit::ComputeUnknown | NoFit::TooBig) => return,
     };
+    // With the cluster's nodes measured, the fix asks only for a slice some node offers (any
+    // other would not schedule: FIT001 on the next run); the smallest offered one that fits.
+    let nodes = cx.usage.map(|u| u.nodes_of(cx.cluster)).unwrap_or_default();
+    let offers = |p: &mig::Profile| {
+        let resource = format!("nvidia.com/mig-{}", p.name);
+        nodes.iter().any(|n| {
+            n.allocatable(&resource)
+                .is_some_and(|q| !q.is_zero() && !q.is_negative())
+        })
+    };
+    let (fit, not_offered) = if nodes.is_empty() {
+        (fit, false)
+    } else {
+        match mig::choose_among(model, p99, cx.policy.memory_margin, compute, offers) {
+            Ok(offered) => (offered, false),
+            Err(_) => (fit, true),
+        }
+    };
     let who = container_label(c);
     let profile = &fit.profile.name;
     let resource = format!("nvidia.com/mig-{profile}");
@@ -409,6 +427,12 @@ fn check_mig(
         percent(fit.compute_needed)
     );
     let (change, fix) = match cx.policy.mig_strategy {
+        MigStrategy::Mixed if not_offered => (
+            format!(
+                "no measured node offers `{resource}`: partition a node pool with it, then request `{resource}: 1` instead of `{WHOLE_GPU}: 1`"
+            ),
+            None,
+        ),
         MigStrategy::Mixed => (
             format!("request `{resource}: 1` instead of `{WHOLE_GPU}: 1`"),
             rename_resource(&cx.target, c, WHOLE_GPU, &resource),

@@ -773,6 +773,20 @@ pub struct Finding {
     pub namespace: Option<String>,
     /// The cluster that applies the object (`None`: no GitOps declaration reaches it).
     pub cluster: Option<String>,
+    /// What this run's `--fix` does with its fix, once the fix plan decided it
+    /// (`fix::plan::mark`); `None` until then (the fix alone says whether it is fixable).
+    pub fix_status: Option<FixStatus>,
+}
+
+/// What the fix plan did with a finding's fix.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FixStatus {
+    /// `--fix` writes it.
+    Lands,
+    /// `--fix` refuses it, for this reason (what its `not fixed:` line says).
+    Refused(String),
+    /// Planned but not written (stdin, or still clashing after the last round).
+    NotWritten,
 }
 
 /// What a finding's object was read from. `Finding::file` and `span` say where the finding is
@@ -800,18 +814,28 @@ impl Finding {
         })
     }
 
-    /// Whether `--fix` writes a fix for it: it carries a safe fix.
+    /// Whether `--fix` writes a fix for it: it carries a safe fix that the plan, when it ran,
+    /// did not refuse.
     pub fn fixable(&self) -> bool {
-        self.fix
-            .as_ref()
-            .is_some_and(|f| f.applicability == Applicability::Safe)
+        self.planned_to_land()
+            && self
+                .fix
+                .as_ref()
+                .is_some_and(|f| f.applicability == Applicability::Safe)
     }
 
-    /// Whether it carries a fix that only `--fix --unsafe-fixes` writes.
+    /// Whether it carries a fix that only `--fix --unsafe-fixes` writes (and that the plan, when
+    /// it ran with them, did not refuse).
     pub fn unsafe_fixable(&self) -> bool {
-        self.fix
-            .as_ref()
-            .is_some_and(|f| f.applicability == Applicability::Unsafe)
+        self.planned_to_land()
+            && self
+                .fix
+                .as_ref()
+                .is_some_and(|f| f.applicability == Applicability::Unsafe)
+    }
+
+    fn planned_to_land(&self) -> bool {
+        matches!(self.fix_status, None | Some(FixStatus::Lands))
     }
 }
 

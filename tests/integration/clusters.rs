@@ -310,7 +310,8 @@ fn fixes_land_in_each_clusters_overlay() {
     assert_eq!(rendered_field(&prod, "trainer", "memory"), "265Gi");
     assert_eq!(rendered_field(&prod, "vllm", "cpu"), "\"8\"");
     assert_eq!(rendered_field(&staging, "vllm", "memory"), "25Gi");
-    assert_eq!(rendered_field(&staging, "vllm", "cpu"), "3700m");
+    // A Guaranteed GPU container gets whole cores (3700m rounded up).
+    assert_eq!(rendered_field(&staging, "vllm", "cpu"), "\"4\"");
     assert_eq!(rendered_field(&staging, "trainer", "memory"), "256Gi");
     // And the fixed repository lints clean.
     let (code, report, stderr) = lint_json(&root, &["."]);
@@ -1136,7 +1137,8 @@ fn a_flux_target_namespace_names_the_objects_and_the_fix_addresses_the_root() {
     assert!(code == 0 || code == 1, "{stdout}\n{stderr}");
     assert!(!stderr.contains("not fixed"), "{stderr}");
     let staging = kustomize(&root, "apps/staging");
-    assert_eq!(rendered_field(&staging, "vllm", "cpu"), "3700m");
+    // A Guaranteed GPU container gets whole cores (3700m rounded up).
+    assert_eq!(rendered_field(&staging, "vllm", "cpu"), "\"4\"");
     assert_eq!(rendered_field(&staging, "vllm", "memory"), "25Gi");
 }
 

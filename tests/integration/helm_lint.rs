@@ -517,9 +517,11 @@ fn findings_in_one_release_share_their_renders() {
     );
     let lint = calls();
     eprintln!("lint: {on_values} findings on values leaves, {lint} renders");
+    // A lint plans the fixes too ("fixable" is what `--fix` writes): the plan's verification
+    // of the edited values is one render more.
     assert_eq!(
-        lint, 3,
-        "the release render + the combined and the permuted render"
+        lint, 4,
+        "the release render + the combined and the permuted render + the fix plan's verification"
     );
 
     // --fix --diff: each round renders the release, asks where its findings come from, and
@@ -608,7 +610,11 @@ fn a_chart_that_renders_the_time_costs_a_control_render_and_is_still_fixed() {
     );
     let lint = renders(&count);
     // One candidate leaf (values-prod.yaml's): no permuted render.
-    assert_eq!(lint, 3, "the release, the combined and the control render");
+    assert_eq!(
+        lint, 5,
+        "the release, the combined and the control render, and the fix plan's two (the edited \
+         values, a second plain render for the stamp)"
+    );
     let (code, diff, err) = run(dir, &[&args[..], &["--fix", "--diff", "."]].concat());
     assert!(code == 0 || code == 1, "{err}");
     assert!(

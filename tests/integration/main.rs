@@ -12,6 +12,7 @@ mod clusters;
 mod corpus;
 mod fit;
 mod fix;
+mod fix_honest;
 mod fix_props;
 mod gpu_sizing;
 mod helm;

@@ -1,16 +1,19 @@
-//! CPU001: a CPU request far from the measured P99.
+//! CPU001: a CPU request far from the measured P99. A Guaranteed GPU container (requests =
+//! limits) gets whole cores: the static CPU manager pins only those (QOS003's help says so too),
+//! and the message, `recommended` and the fix all carry the rounded value.
 
 use super::{millis_of, set_both, Recommended};
 use crate::edit::resources::Side;
 use crate::k8s::workload::Container;
 use crate::metrics::recommend::{self, CpuRecommendation};
+use crate::quantity::Quantity;
 use crate::rules::{container_label, Context, Hit, Rule};
 
 pub(super) fn check(
     cx: &Context,
     c: &Container,
     rec: &CpuRecommendation,
-    recommended: &Recommended,
+    gpu: bool,
     hits: &mut Vec<Hit>,
 ) {
     let current = millis_of(c, Side::Requests).or_else(|| millis_of(c, Side::Limits));
@@ -27,6 +30,18 @@ pub(super) fn check(
         return;
     }
     let limit_too = cx.policy.guaranteed && c.resources.limits.get("cpu").is_some();
+    let quantity = if gpu && limit_too {
+        whole_cores(&rec.quantity)
+    } else {
+        rec.quantity.clone()
+    };
+    if quantity != rec.quantity && millis(&quantity) == Some(current) {
+        return; // rounded up to what it already asks
+    }
+    let recommended = Recommended {
+        memory: None,
+        cpu: Some(quantity.clone()),
+    };
     hits.push(
         Hit::new(
             Rule::CpuRequestFarFromUsage,
@@ -37,12 +52,24 @@ pub(super) fn check(
                 q.value.text().unwrap_or_default(),
                 rec.p99_cores,
                 if limit_too { " and limit" } else { "" },
-                rec.quantity
+                quantity
             ),
-            format!("recommended {}", rec.quantity),
+            format!("recommended {quantity}"),
         )
         .container(c)
-        .with_fix(set_both(cx, c, "cpu", &rec.quantity, limit_too))
-        .recommended(recommended.clone()),
+        .with_fix(set_both(cx, c, "cpu", &quantity, limit_too))
+        .recommended(recommended),
     );
+}
+
+fn millis(quantity: &str) -> Option<i128> {
+    quantity.parse::<Quantity>().ok()?.millis_ceil()
+}
+
+/// `quantity` rounded up to whole cores (`3700m` -> `4`); as it is when it does not parse.
+fn whole_cores(quantity: &str) -> String {
+    match millis(quantity) {
+        Some(m) => format!("{}", ((m + 999) / 1000).max(1)),
+        None => quantity.to_string(),
+    }
 }

@@ -243,11 +243,13 @@ fn check_container(
         memory: kept_limit
             .map(str::to_string)
             .or_else(|| mem.as_ref().ok().map(|r| r.quantity.clone())),
-        cpu: cpu.as_ref().ok().map(|r| r.quantity.clone()),
+        cpu: None,
     };
+    // Each finding recommends what its fix writes: the memory verdicts memory, CPU001 CPU.
+    let memory_only = recommended;
     if oom_kills > 0 {
         hits.push(
-            oom::hit(cx, c, oom_kills, limit, mem.as_ref().ok()).recommended(recommended.clone()),
+            oom::hit(cx, c, oom_kills, limit, mem.as_ref().ok()).recommended(memory_only.clone()),
         );
     }
     if let Ok(rec) = &mem {
@@ -259,12 +261,12 @@ fn check_container(
             request,
             oom_kills,
             gpu,
-            &recommended,
+            &memory_only,
             hits,
         );
     }
     if let Ok(rec) = &cpu {
-        cpu::check(cx, c, rec, &recommended, hits);
+        cpu::check(cx, c, rec, gpu, hits);
     }
     if gpu {
         gpu::check(w, c, usage, cx, hits);
@@ -446,6 +448,32 @@ mod tests {
             h[0].2.contains("averages 5% GPU utilisation (below 30%)"),
             "{}",
             h[0].2
+        );
+    }
+
+    #[test]
+    fn a_guaranteed_gpu_container_gets_whole_cores_in_the_message_and_the_fix() {
+        // 16 cores asked, P99 3.2: the raw recommendation is fractional.
+        let u = measured(1.0, 3.2);
+        let raw = cpu_rec(&u);
+        assert!(raw.ends_with('m'), "{raw}");
+        let gpu = "          requests: {nvidia.com/gpu: 1, memory: 32Gi, cpu: \"16\"}\n          limits: {nvidia.com/gpu: 1, memory: 32Gi, cpu: \"16\"}\n";
+        let policy = Policy::default();
+        let found = run_measured(
+            &deployment(gpu),
+            &[("Deployment", "llm", "vllm", u)],
+            &policy,
+        );
+        let cpu = found.iter().find(|h| h.0 == "CPU001").expect("CPU001");
+        assert!(
+            cpu.2.ends_with("set the CPU request and limit to 4"),
+            "{}",
+            cpu.2
+        );
+        let fix = cpu.3.as_deref().unwrap_or_default();
+        assert!(
+            fix.contains("-> 4") && !fix.contains("m,") && !fix.ends_with('m'),
+            "{fix}"
         );
     }
 }

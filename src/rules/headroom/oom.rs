@@ -74,7 +74,8 @@ pub(super) fn hit(
         .container(c),
         _ => Hit::new(
             Rule::OomKilled,
-            container_anchor(c),
+            // At the limit its fix raises, where that is written (an overlay's patch, say).
+            current.map_or_else(|| container_anchor(c), |q| q.value.span),
             format!(
                 "{who} was OOMKilled {kills} time(s) in the window{at}; {}, limit {}: set memory requests = limits to {}",
                 describe_memory(rec),
@@ -86,6 +87,9 @@ pub(super) fn hit(
             "OOMKilled".into(),
         )
         .container(c)
+        // A suppression comment at the container's `resources:` (where MEM003 was shown
+        // before it pointed at the limit) still counts.
+        .comment_anchor(container_anchor(c))
         // The recommendation is above the limit here (need > limit), so this never lowers it.
         .with_fix(memory_fix(cx, c, rec)),
     }
