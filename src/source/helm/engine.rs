@@ -254,10 +254,30 @@ impl TempDir {
     /// A new folder with a random name, readable by this user only (rendered values may hold
     /// secrets); removed on drop.
     pub fn new() -> std::io::Result<TempDir> {
-        tempfile::Builder::new()
-            .prefix("gpulint-helm-")
-            .tempdir()
-            .map(TempDir)
+        let mut builder = tempfile::Builder::new();
+        builder.prefix("gpulint-helm-");
+        // tempfile gives folders the default mode (0755 under the usual umask).
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            builder.permissions(std::fs::Permissions::from_mode(0o700));
+        }
+        builder.tempdir().map(TempDir)
+    }
+}
+
+#[cfg(all(test, unix))]
+mod private_folder_tests {
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn the_render_folder_is_this_users_only() {
+        let dir = super::TempDir::new().expect("temp dir");
+        let mode = std::fs::metadata(dir.path())
+            .expect("metadata")
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o700);
     }
 }
 
