@@ -261,17 +261,20 @@ PY
 }
 
 # ---------------------------------------------------------------------------------------
-# Prometheus for tests/integration/prometheus.rs: Debian's `prometheus` package (prometheus + promtool
+# Prometheus for tests/integration/prometheus.rs (and VictoriaMetrics for prometheus_shapes.rs): Debian's `prometheus` package (prometheus + promtool
 # in /usr/bin). Installed only when either binary is missing: `apt-get update` once, then
-# `apt-get install -y --no-install-recommends prometheus`. Needs root (or password-less
+# `apt-get install -y --no-install-recommends prometheus victoria-metrics`. Needs root (or password-less
 # sudo). The package's postinst would start a system-wide Prometheus on :9090 through
 # invoke-rc.d; a temporary /usr/sbin/policy-rc.d (exit 101) stops that where the machine
 # has none of its own. Exported afterwards (paths only):
 #   GPULINT_PROMETHEUS  absolute path of the prometheus server binary
 #   GPULINT_PROMTOOL    absolute path of promtool
+#   GPULINT_VICTORIA_METRICS  absolute path of Debian's victoria-metrics (single-node server)
 _gpulint_prometheus_ok() {
     command -v prometheus >/dev/null 2>&1 && command -v promtool >/dev/null 2>&1 &&
-        prometheus --version >/dev/null 2>&1 </dev/null && promtool --version >/dev/null 2>&1 </dev/null
+        command -v victoria-metrics >/dev/null 2>&1 &&
+        prometheus --version >/dev/null 2>&1 </dev/null && promtool --version >/dev/null 2>&1 </dev/null &&
+        victoria-metrics -version >/dev/null 2>&1 </dev/null
 }
 
 _gpulint_install_prometheus() {
@@ -281,12 +284,12 @@ _gpulint_install_prometheus() {
         if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
             sudo=(sudo -n)
         else
-            gpulint_err "prometheus/promtool missing and not root (no password-less sudo): run as root or apt-get install prometheus"
+            gpulint_err "prometheus/promtool missing and not root (no password-less sudo): run as root or apt-get install prometheus victoria-metrics"
             return 1
         fi
     fi
     command -v apt-get >/dev/null 2>&1 || { gpulint_err "prometheus/promtool missing and apt-get not found (not Debian?)"; return 1; }
-    gpulint_log "installing Debian package prometheus (apt-get update + install)"
+    gpulint_log "installing Debian packages prometheus and victoria-metrics (apt-get update + install)"
     if [[ ! -e /usr/sbin/policy-rc.d ]]; then
         printf '#!/bin/sh\n# temporary, added by gpulint scripts/lib.sh: no service starts during install\nexit 101\n' |
             "${sudo[@]}" tee /usr/sbin/policy-rc.d >/dev/null && "${sudo[@]}" chmod 0755 /usr/sbin/policy-rc.d && policy_added=1
@@ -296,15 +299,15 @@ _gpulint_install_prometheus() {
     if [[ $rc -eq 0 ]]; then
         "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
             -o DPkg::Lock::Timeout=300 -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold \
-            prometheus </dev/null || rc=$?
+            prometheus victoria-metrics </dev/null || rc=$?
     fi
     [[ $policy_added -eq 1 ]] && "${sudo[@]}" rm -f /usr/sbin/policy-rc.d
     if [[ $rc -ne 0 ]]; then
-        gpulint_err "apt-get failed (exit code $rc) installing prometheus"
+        gpulint_err "apt-get failed (exit code $rc) installing prometheus and victoria-metrics"
         return 1
     fi
     if ! _gpulint_prometheus_ok; then
-        gpulint_err "prometheus installed but prometheus/promtool do not run"
+        gpulint_err "prometheus/victoria-metrics installed but prometheus, promtool or victoria-metrics does not run"
         return 1
     fi
     gpulint_log "prometheus installed in $((SECONDS - start))s: $(prometheus --version 2>&1 </dev/null | head -n1)"
@@ -317,7 +320,8 @@ gpulint_ensure_prometheus() {
     fi
     GPULINT_PROMETHEUS="$(command -v prometheus)"
     GPULINT_PROMTOOL="$(command -v promtool)"
-    export GPULINT_PROMETHEUS GPULINT_PROMTOOL
+    GPULINT_VICTORIA_METRICS="$(command -v victoria-metrics)"
+    export GPULINT_PROMETHEUS GPULINT_PROMTOOL GPULINT_VICTORIA_METRICS
 }
 
 # ---------------------------------------------------------------------------------------

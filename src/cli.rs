@@ -131,6 +131,10 @@ pub struct LintArgs {
     /// Skip these rules (comma-separated ids or names).
     #[arg(long, value_delimiter = ',', value_name = "IDS")]
     pub ignore: Vec<String>,
+    /// Only findings about what was measured: the measured-headroom rules, and QoS or limit
+    /// findings whose fix writes measured values (the right-sizing pull request's selection).
+    #[arg(long)]
+    pub measured_only: bool,
     /// Exit 1 when a finding at or above this severity remains.
     #[arg(long, value_enum, default_value_t = FailOn::Warning)]
     pub fail_on: FailOn,

@@ -1,7 +1,7 @@
 //! The pipeline: discover → load (parallel) → repo facts → rules (parallel) → findings.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use rayon::prelude::*;
@@ -33,6 +33,8 @@ pub struct Selection {
     pub select: Vec<Rule>,
     /// `--ignore`: these never run.
     pub ignore: Vec<Rule>,
+    /// `--measured-only`: only findings about what was measured (`Finding::is_measured`).
+    pub measured_only: bool,
 }
 
 impl Selection {
@@ -162,6 +164,17 @@ impl Linter {
     /// Loads every input and renders the Kustomize roots; unreadable files and render errors
     /// become errors.
     pub fn load(&self, paths: &[PathBuf]) -> Loaded {
+        self.load_inputs(paths, self.helm.as_ref(), true)
+    }
+
+    /// [`Linter::load`] with the Helm engine to render charts with, and whether a run that does
+    /// not walk its clusters' declarations reads what they apply for the cross-object facts.
+    fn load_inputs(
+        &self,
+        paths: &[PathBuf],
+        helm: Option<&HelmEngine>,
+        with_context: bool,
+    ) -> Loaded {
         let found = discover(paths, &self.config, self.render.boundary.as_deref());
         let mut errors: Vec<InputError> = found
             .errors
@@ -216,7 +229,7 @@ impl Linter {
             &mut files,
             &self.config.charts,
             &root,
-            self.helm.as_ref(),
+            helm,
             &mut errors,
             &mut notes,
         );
@@ -268,6 +281,11 @@ impl Linter {
                 ),
             });
         }
+        let context = if with_context && !declarations.is_empty() {
+            self.context_of(paths, &units, &placement)
+        } else {
+            None
+        };
         Loaded {
             files,
             units,
@@ -275,7 +293,36 @@ impl Linter {
             errors,
             notes,
             placement,
+            context,
         }
+    }
+
+    /// What the clusters of a run that does not walk their declarations (a named file's, as
+    /// pre-commit runs, or a subfolder's) apply besides what the run read: loaded for the
+    /// cross-object facts only (the ClusterQueue under `infrastructure/` that decides whether a
+    /// staged Job is ever admitted), never linted, and without Helm (a commit hook renders no
+    /// chart it was not asked about). Its own errors are not the run's.
+    fn context_of(
+        &self,
+        paths: &[PathBuf],
+        units: &[RenderUnit],
+        placement: &Placement,
+    ) -> Option<Box<Loaded>> {
+        let walked: Vec<PathBuf> = paths
+            .iter()
+            .map(|p| crate::source::kustomize::normalize(p))
+            .collect();
+        let rendered: BTreeSet<&Path> = units.iter().map(|u| u.dir.as_path()).collect();
+        let folders: Vec<PathBuf> = placement
+            .applied_folders()
+            .into_iter()
+            .filter(|f| f.is_dir())
+            .filter(|f| !walked.iter().any(|w| f.starts_with(w)) && !rendered.contains(f.as_path()))
+            .collect();
+        if folders.is_empty() {
+            return None;
+        }
+        Some(Box::new(self.load_inputs(&folders, None, false)))
     }
 
     /// The GitOps declarations of a run that does not walk them: a named file or a subfolder
@@ -530,11 +577,24 @@ impl Linter {
             errors,
             notes,
             placement,
+            context,
         } = loaded;
         if let Some(usage) = &self.usage {
             usage.several_clusters.set(placement.several());
         }
-        let facts = Facts::of_run(&files, &units, &releases, &placement);
+        let mut parts = vec![FactSource {
+            files: &files,
+            units: &units,
+            releases: &releases,
+            placement: &placement,
+        }];
+        parts.extend(context.as_deref().map(|c| FactSource {
+            files: &c.files,
+            units: &c.units,
+            releases: &c.releases,
+            placement: &c.placement,
+        }));
+        let facts = Facts::of_sources(&parts);
         let mut notes = notes;
         notes.extend(files.iter().flat_map(unknown_ids_in_ignore_comments));
         notes.extend(files.iter().flat_map(unknown_ids_in_ignore_annotations));
@@ -894,7 +954,7 @@ impl Linter {
                 })
             })
             .or_else(|| self.config_suppression(file, info));
-        Some(Finding {
+        let finding = Finding {
             rule: info,
             severity: self.config.severity(info),
             message: hit.message,
@@ -912,7 +972,8 @@ impl Linter {
             namespace: None,
             cluster: None,
             fix_status: None,
-        })
+        };
+        (!self.selection.measured_only || finding.is_measured()).then_some(finding)
     }
 
     fn config_suppression(&self, file: &SourceFile, info: &rules::RuleInfo) -> Option<Suppression> {
@@ -939,6 +1000,63 @@ pub struct Loaded {
     pub errors: Vec<InputError>,
     pub notes: Vec<String>,
     pub placement: Placement,
+    /// What the run's clusters apply that it did not read, for the facts only
+    /// (`Linter::context_of`).
+    pub context: Option<Box<Loaded>>,
+}
+
+/// Inputs the repo facts are read from: a run's own, or its context's.
+pub struct FactSource<'a> {
+    pub files: &'a [SourceFile],
+    pub units: &'a [RenderUnit],
+    pub releases: &'a [HelmUnit],
+    pub placement: &'a Placement,
+}
+
+impl<'a> FactSource<'a> {
+    /// Every object: plain files as written, renders as rendered.
+    fn objects(&self) -> impl Iterator<Item = &'a Node> {
+        let plain = self
+            .files
+            .iter()
+            .filter(|f| f.role == FileRole::Plain)
+            .flat_map(roots_of);
+        let rendered = self.units.iter().flat_map(|u| u.objects.iter());
+        let charts = self
+            .releases
+            .iter()
+            .flat_map(|r| r.rendered.stream.documents.iter().map(|d| &d.root));
+        plain.chain(rendered).chain(charts)
+    }
+
+    /// The objects `cluster` applies, and those no declaration places.
+    fn objects_of(&self, cluster: &'a str) -> impl Iterator<Item = &'a Node> {
+        let applies = move |c: &Option<String>| c.as_deref().is_none_or(|c| c == cluster);
+        let placement = self.placement;
+        let plain = self
+            .files
+            .iter()
+            .enumerate()
+            .filter(move |(i, f)| {
+                f.role == FileRole::Plain
+                    && placement
+                        .files
+                        .get(i)
+                        .is_none_or(|names| names.iter().any(|n| n == cluster))
+            })
+            .flat_map(|(_, f)| roots_of(f));
+        let rendered = self
+            .units
+            .iter()
+            .filter(move |u| applies(&u.cluster))
+            .flat_map(|u| u.objects.iter());
+        let charts = self
+            .releases
+            .iter()
+            .filter(move |r| applies(&r.cluster))
+            .flat_map(|r| r.rendered.stream.documents.iter().map(|d| &d.root));
+        plain.chain(rendered).chain(charts)
+    }
 }
 
 /// The repo facts each cluster's objects see. A cluster's workloads see the objects that
@@ -957,35 +1075,26 @@ impl Facts {
         releases: &[HelmUnit],
         placement: &Placement,
     ) -> Facts {
-        let all = repo_facts(files, units, releases);
-        let by_cluster = placement
-            .clusters
+        Facts::of_sources(&[FactSource {
+            files,
+            units,
+            releases,
+            placement,
+        }])
+    }
+
+    /// The facts of several sources together: a run and its context.
+    pub fn of_sources(sources: &[FactSource]) -> Facts {
+        let all = facts_of(sources.iter().flat_map(|s| s.objects()));
+        let clusters: BTreeSet<&String> = sources
             .iter()
+            .flat_map(|s| s.placement.clusters.iter())
+            .collect();
+        let by_cluster = clusters
+            .into_iter()
             .map(|cluster| {
-                let applies = |c: &Option<String>| c.as_deref().is_none_or(|c| c == cluster);
-                let plain = files
-                    .iter()
-                    .enumerate()
-                    .filter(|(i, f)| {
-                        f.role == FileRole::Plain
-                            && placement
-                                .files
-                                .get(i)
-                                .is_none_or(|names| names.iter().any(|n| n == cluster))
-                    })
-                    .flat_map(|(_, f)| f.stream.documents.iter().map(|d| &d.root));
-                let rendered = units
-                    .iter()
-                    .filter(|u| applies(&u.cluster))
-                    .flat_map(|u| u.objects.iter());
-                let charts = releases
-                    .iter()
-                    .filter(|r| applies(&r.cluster))
-                    .flat_map(|r| r.rendered.stream.documents.iter().map(|d| &d.root));
-                (
-                    cluster.clone(),
-                    facts_of(plain.chain(rendered).chain(charts)),
-                )
+                let objects = sources.iter().flat_map(|s| s.objects_of(cluster));
+                (cluster.clone(), facts_of(objects))
             })
             .collect();
         Facts { all, by_cluster }
@@ -997,20 +1106,6 @@ impl Facts {
             .and_then(|c| self.by_cluster.get(c))
             .unwrap_or(&self.all)
     }
-}
-
-/// Objects rules look across files for (Kueue queues, quotas and flavors, Namespaces, DRA
-/// claims) defined anywhere in the input: plain files as written, renders as rendered.
-pub fn repo_facts(files: &[SourceFile], units: &[RenderUnit], releases: &[HelmUnit]) -> RepoFacts {
-    let plain = files
-        .iter()
-        .filter(|f| f.role == FileRole::Plain)
-        .flat_map(|f| f.stream.documents.iter().map(|d| &d.root));
-    let rendered = units.iter().flat_map(|u| u.objects.iter());
-    let charts = releases
-        .iter()
-        .flat_map(|r| r.rendered.stream.documents.iter().map(|d| &d.root));
-    facts_of(plain.chain(rendered).chain(charts))
 }
 
 fn roots_of(file: &SourceFile) -> impl Iterator<Item = &Node> {

@@ -282,9 +282,9 @@ html_output() {
 # fix: pull-request - a right-sizing pull request, for schedule and workflow_dispatch runs
 
 rightsize_branch="gpulint/rightsize"
-# The rules judged against measurements (MEASURED_RULES in src/rules/headroom.rs; a test in
-# tests/integration/action.rs keeps the two lists equal): the pull request changes what was measured only.
-measured_rules="MEM001,MEM002,MEM003,MEM004,MEM005,CPU001,GPU010,GPU011,GPU013,GPU014,GPU015,MET001"
+# The pull request changes what was measured only: `--measured-only` keeps the findings of
+# the rules judged against usage and those whose fix writes a measured value (QOS001, QOS002,
+# RES001 with a snapshot: `Finding::is_measured`).
 
 # gh with the token in its environment only.
 gh_cli() { GH_TOKEN="$github_token" gh "$@" </dev/null; }
@@ -310,7 +310,7 @@ rightsize_pull_request() {
             git config user.email '41898282+github-actions[bot]@users.noreply.github.com'
     fi
 
-    local args=(--fail-on "$fail_on" --select "$measured_rules")
+    local args=(--fail-on "$fail_on" --measured-only)
     [[ -n "$config" ]] && args+=(--config "$config")
     if [[ -n "$prometheus_url" ]]; then
         local snapshot_args=(snapshot --prometheus "$prometheus_url" "${prometheus_headers[@]}"

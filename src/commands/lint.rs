@@ -19,9 +19,15 @@ pub fn lint(args: &LintArgs) -> Outcome {
     let selection = Selection {
         select: rule_ids(&args.select, "--select")?,
         ignore: rule_ids(&args.ignore, "--ignore")?,
+        measured_only: args.measured_only,
     };
     let mut linter = linter_for(config, selection, &args.common);
     let loaded = Cell::new(measurements(args, &mut linter)?);
+    if linter.usage.is_none() && args.measured_only {
+        return Err(error(
+            "--measured-only needs measurements: pass --metrics FILE or --prometheus URL (or `metrics:` in .gpulint.yaml)",
+        ));
+    }
     if linter.usage.is_none() {
         for rule in &linter.selection.select {
             let id = rule.id();

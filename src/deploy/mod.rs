@@ -90,6 +90,21 @@ impl Placement {
     pub fn several(&self) -> bool {
         self.clusters.len() > 1
     }
+
+    /// Every folder a declaration or the config's `clusters:` applies (absolute, normalized).
+    pub fn applied_folders(&self) -> Vec<PathBuf> {
+        let folders: BTreeSet<PathBuf> = self
+            .deployments
+            .iter()
+            .map(|d| d.folder.path.clone())
+            .chain(
+                self.config
+                    .iter()
+                    .flat_map(|(_, paths)| paths.iter().cloned()),
+            )
+            .collect();
+        folders.into_iter().collect()
+    }
 }
 
 /// Reads the declarations, gives every unit, release and plain file its cluster, and returns

@@ -69,23 +69,30 @@ impl<'f> FileTarget<'f> {
 
 impl Target for FileTarget<'_> {
     fn round(&mut self, findings: &[Finding], rejections: &mut Rejections) -> usize {
-        // In text order, each fix whose edits do not overlap those taken before it.
+        // In text order, each fix whose edits do not overlap those taken before it; at one
+        // place the fix with more edits first, so that a fix whose every edit it makes too
+        // (RES001's limit inside MEM001's requests = limits) lands with it, not a round later
+        // as another rule's finding.
         let mut sorted: Vec<&Finding> = findings.iter().collect();
         sorted.sort_by_key(|f| {
-            f.fix
-                .as_ref()
-                .and_then(|x| x.edits.first())
-                .map(|e| e.start)
+            f.fix.as_ref().map(|x| {
+                (
+                    x.edits.first().map(|e| e.start),
+                    std::cmp::Reverse(x.edits.len()),
+                )
+            })
         });
         let mut picked: Vec<&Finding> = Vec::new();
+        let mut within: Vec<&Finding> = Vec::new();
         for f in sorted {
-            let fix = f.fix.as_ref();
-            if fix.is_some_and(|x| {
-                picked
-                    .iter()
-                    .all(|p| p.fix.as_ref().is_none_or(|y| !overlaps(x, y)))
-            }) {
+            let Some(x) = f.fix.as_ref() else { continue };
+            if picked
+                .iter()
+                .all(|p| p.fix.as_ref().is_none_or(|y| !overlaps(x, y)))
+            {
                 picked.push(f);
+            } else if made_by(x, &picked) {
+                within.push(f);
             }
         }
         if picked.is_empty() {
@@ -113,7 +120,10 @@ impl Target for FileTarget<'_> {
         let Some(((fixed, stream), used)) = outcome else {
             return 0;
         };
-        for f in &used {
+        let landed_within = within
+            .into_iter()
+            .filter(|f| f.fix.as_ref().is_some_and(|x| made_by(x, &used)));
+        for f in used.iter().copied().chain(landed_within) {
             let line = self.line_of(f);
             self.applied
                 .push(AppliedFix::of(f, line, f.object.display_name()));
@@ -149,4 +159,14 @@ impl Target for FileTarget<'_> {
             });
         }
     }
+}
+
+/// Whether the fixes of `picked` make every edit of `fix` (it has some): it lands with them.
+fn made_by(fix: &Fix, picked: &[&Finding]) -> bool {
+    !fix.edits.is_empty()
+        && fix.edits.iter().all(|e| {
+            picked
+                .iter()
+                .any(|p| p.fix.as_ref().is_some_and(|y| y.edits.contains(e)))
+        })
 }

@@ -235,7 +235,7 @@ impl<'r> KustomizeTarget<'r> {
         }
         // A root several clusters apply has no file one cluster reads alone.
         let clusters = clusters_applying(self.run, &self.unit.dir);
-        if clusters.len() > 1 && crate::rules::headroom::MEASURED_RULES.contains(&f.rule.id) {
+        if clusters.len() > 1 && f.is_measured() {
             return Err(FixError::SharedByClusters {
                 clusters: clusters.join(", "),
             });

@@ -306,7 +306,7 @@ pub fn plan(linter: &Linter, run: &Run, unsafe_fixes: bool) -> FixPlan {
             if let Some(clusters) = clusters {
                 let mut rejections = Rejections::default();
                 fixable.retain(|f| {
-                    let measured = crate::rules::headroom::MEASURED_RULES.contains(&f.rule.id);
+                    let measured = f.is_measured();
                     if measured {
                         let line = file.stream.line_col(f.span.start()).0;
                         let why = FixError::SharedByClusters {
@@ -383,7 +383,7 @@ pub fn plan(linter: &Linter, run: &Run, unsafe_fixes: bool) -> FixPlan {
         let first = run.units.iter().position(|u| u.dir == unit.dir);
         if let Some(first) = first.filter(|&i| i != index) {
             fixable.retain(|f| {
-                let measured = crate::rules::headroom::MEASURED_RULES.contains(&f.rule.id);
+                let measured = f.is_measured();
                 if !measured {
                     let key = FixKey::of(f);
                     let by = key.clone().in_origin(Origin::Kustomize(first));

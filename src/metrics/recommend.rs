@@ -593,12 +593,23 @@ pub fn cpu_far_from(current_millicores: i128, rec: &CpuRecommendation, policy: &
 /// while engine activity is not: a GPU that ran no kernel has no engine activity, so that 0 is
 /// dcgm-exporter's report for a MIG instance, not idleness.
 pub fn gpu_underused(usage: &Usage, policy: &Policy) -> Result<Option<f64>, NoRecommendation> {
+    Ok(gpu_underuse(usage, policy)?.map(|(avg, _)| avg))
+}
+
+/// [`gpu_underused`] with the name of the figure it judged, for the message: "GPU utilisation"
+/// or, where that stands in, "GPU engine activity".
+pub fn gpu_underuse(
+    usage: &Usage,
+    policy: &Policy,
+) -> Result<Option<(f64, &'static str)>, NoRecommendation> {
+    const UTIL: &str = "GPU utilisation";
+    const ENGINE: &str = "GPU engine activity";
     let util = usage.gpu_utilization.and_then(|g| g.avg);
     let engine = usage.gpu_engine_active.and_then(|g| g.avg);
-    let avg = match (util, engine) {
-        (Some(u), Some(e)) if u == 0.0 && e > 0.0 => Some(e),
-        (Some(u), _) => Some(u),
-        (None, e) => e,
+    let (avg, measure) = match (util, engine) {
+        (Some(u), Some(e)) if u == 0.0 && e > 0.0 => Some((e, ENGINE)),
+        (Some(u), _) => Some((u, UTIL)),
+        (None, e) => e.map(|e| (e, ENGINE)),
     }
     .ok_or(NoRecommendation::NoSeries {
         series: "gpu_utilization average",
@@ -610,7 +621,7 @@ pub fn gpu_underused(usage: &Usage, policy: &Policy) -> Result<Option<f64>, NoRe
             value: avg,
         });
     }
-    Ok((avg < policy.gpu_underuse_threshold).then_some(avg))
+    Ok((avg < policy.gpu_underuse_threshold).then_some((avg, measure)))
 }
 
 /// `Some(ratio)` when P99 framebuffer use / capacity is at least `gpu_memory_pressure`,
@@ -1279,6 +1290,20 @@ mod tests {
             ..usage(None, None)
         };
         assert_eq!(gpu_underused(&with_engine(None, 0.12), &p), Ok(Some(0.12)));
+        // The message names the figure it judged (issue 25: a MIG slice's engine activity
+        // is not "utilisation").
+        assert_eq!(
+            gpu_underuse(&with_engine(None, 0.12), &p),
+            Ok(Some((0.12, "GPU engine activity")))
+        );
+        assert_eq!(
+            gpu_underuse(&with_engine(Some(0.0), 0.12), &p),
+            Ok(Some((0.12, "GPU engine activity")))
+        );
+        assert_eq!(
+            gpu_underuse(&with_engine(Some(0.1), 0.55), &p),
+            Ok(Some((0.1, "GPU utilisation")))
+        );
         assert_eq!(gpu_underused(&with_engine(None, 0.55), &p), Ok(None));
         assert_eq!(gpu_underused(&with_engine(Some(0.0), 0.55), &p), Ok(None));
         assert_eq!(

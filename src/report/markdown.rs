@@ -215,15 +215,22 @@ pub fn render(run: &Run, page: &Page) -> String {
                 let (_, _, m) = &shown[i];
                 m.p99.or(m.max).unwrap_or(0.0).max(limits[i].unwrap_or(0.0))
             };
+            // Containers without a memory limit get charts of their own, with no limit line:
+            // a Mermaid line has no gaps, and a 0 would draw a limit that is not there.
+            let limited = |i: usize| limits[i].is_some();
             let mut order: Vec<usize> = (0..shown.len()).collect();
-            order.sort_by(|&a, &b| scale(a).total_cmp(&scale(b)));
+            order.sort_by(|&a, &b| {
+                limited(b)
+                    .cmp(&limited(a))
+                    .then(scale(a).total_cmp(&scale(b)))
+            });
             let mut charts: Vec<Vec<usize>> = Vec::new();
             for i in order {
                 match charts.last_mut() {
                     Some(chart)
-                        if chart
-                            .first()
-                            .is_some_and(|&low| scale(i) <= 10.0 * scale(low).max(1.0)) =>
+                        if chart.first().is_some_and(|&low| {
+                            limited(low) == limited(i) && scale(i) <= 10.0 * scale(low).max(1.0)
+                        }) =>
                     {
                         chart.push(i)
                     }
@@ -232,10 +239,16 @@ pub fn render(run: &Run, page: &Page) -> String {
             }
             for chart in &charts {
                 let top = chart.last().map_or(0.0, |&i| scale(i));
+                let with_limits = chart.first().is_some_and(|&i| limited(i));
                 let _ = write!(
                     md,
-                    "```mermaid\nxychart-beta\n    title \"Memory (GiB), up to {}: bars = measured P99, line = limit\"\n    x-axis [",
-                    gib(top)
+                    "```mermaid\nxychart-beta\n    title \"Memory (GiB), up to {}: {}\"\n    x-axis [",
+                    gib(top),
+                    if with_limits {
+                        "bars = measured P99, line = limit"
+                    } else {
+                        "bars = measured P99, no memory limit set"
+                    }
                 );
                 let names: Vec<String> = chart
                     .iter()
@@ -251,13 +264,12 @@ pub fn render(run: &Run, page: &Page) -> String {
                     .map(|&i| gib(shown[i].2.p99.or(shown[i].2.max).unwrap_or(0.0)))
                     .collect();
                 md.push_str(&p99.join(", "));
-                md.push_str("]\n    line [");
-                let lim: Vec<String> = chart
-                    .iter()
-                    .map(|&i| gib(limits[i].unwrap_or(0.0)))
-                    .collect();
-                md.push_str(&lim.join(", "));
-                md.push_str("]\n```\n\n");
+                md.push(']');
+                let lim: Vec<String> = chart.iter().filter_map(|&i| limits[i].map(gib)).collect();
+                if with_limits {
+                    let _ = write!(md, "\n    line [{}]", lim.join(", "));
+                }
+                md.push_str("\n```\n\n");
             }
             md.push_str("| container | memory request | limit | P50 | P99 | max | suggested | findings |\n|---|--:|--:|--:|--:|--:|---|---|\n");
             for ((k, fs, m), limit) in shown.iter().zip(&limits) {

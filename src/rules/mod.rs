@@ -803,6 +803,14 @@ pub enum Origin {
 }
 
 impl Finding {
+    /// Whether what it says comes from the measurement: a rule judged against usage, or a
+    /// finding whose fix writes measured values (QOS001, QOS002, RES001 with a snapshot). The
+    /// one test for "this finding is about what was measured": the right-sizing pull request
+    /// (`--measured-only`) and the guard on files several clusters apply use it.
+    pub fn is_measured(&self) -> bool {
+        headroom::MEASURED_RULES.contains(&self.rule.id) || self.recommended.is_some()
+    }
+
     /// The measured container it is on (namespace, kind, name, container), the key of its usage.
     pub fn container_key(&self) -> Option<ContainerKey> {
         Some(ContainerKey {

@@ -3,6 +3,7 @@
 //! RES001: a request above its limit, which the API server rejects, on any container.
 
 use super::gpu::{judge, scalar_style, Judged};
+use super::headroom::{guaranteed_size, recommended_for, set_guaranteed, GuaranteedSize};
 use super::{container_anchor, container_label, is_gpu_container, Context, Hit, Rule};
 use crate::edit::resources::{set_quantity, Side};
 use crate::edit::Applicability;
@@ -46,7 +47,7 @@ pub fn check(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {
         for c in pod {
             let gpu = is_gpu_container(cx, c);
             if gpu || !pod_level {
-                check_guaranteed(cx, c, gpu, hits);
+                check_guaranteed(cx, w, c, gpu, hits);
             }
         }
     }
@@ -125,7 +126,7 @@ fn check_gpu_container(cx: &Context, w: &Workload, c: &Container, hits: &mut Vec
 }
 
 /// QOS002: one container of a GPU pod keeps the pod from Guaranteed QoS.
-fn check_guaranteed(cx: &Context, c: &Container, gpu: bool, hits: &mut Vec<Hit>) {
+fn check_guaranteed(cx: &Context, w: &Workload, c: &Container, gpu: bool, hits: &mut Vec<Hit>) {
     let r = &c.resources;
     let subject = if gpu {
         format!("GPU {}", who(c))
@@ -152,32 +153,56 @@ fn check_guaranteed(cx: &Context, c: &Container, gpu: bool, hits: &mut Vec<Hit>)
                     // Equal, or a request above the limit: RES001's, not a QoS matter.
                     continue;
                 }
-                hits.push(
-                    Hit::new(
-                        Rule::GpuBurstableQos,
-                        req.value.span,
-                        format!(
-                            "{subject} requests {resource} {rv} but is limited to {lv}: Burstable \
-                             QoS pods are evicted before Guaranteed ones and excluded from the \
-                             static CPU manager and topology alignment"
-                        ),
-                        format!("request {rv} != limit {lv}"),
-                    )
-                    .help(format!("set the {resource} request to the limit ({lv})"))
-                    .container(c)
-                    .with_fix(set_quantity(
-                        &cx.target,
-                        c,
-                        Side::Requests,
-                        resource,
-                        lv,
-                        scalar_style(req.value),
-                        Applicability::Safe,
-                    )),
+                let message = format!(
+                    "{subject} requests {resource} {rv} but is limited to {lv}: Burstable \
+                     QoS pods are evicted before Guaranteed ones and excluded from the \
+                     static CPU manager and topology alignment"
                 );
+                let hit = Hit::new(
+                    Rule::GpuBurstableQos,
+                    req.value.span,
+                    message.clone(),
+                    format!("request {rv} != limit {lv}"),
+                )
+                .container(c);
+                // With a measurement, both sides take the measured size, as the headroom
+                // rules would write it; without, the request takes the limit.
+                hits.push(match guaranteed_size(cx, w, c, resource, gpu) {
+                    Some(size) => measured(hit, cx, c, resource, &size),
+                    None => hit
+                        .help(format!("set the {resource} request to the limit ({lv})"))
+                        .with_fix(set_quantity(
+                            &cx.target,
+                            c,
+                            Side::Requests,
+                            resource,
+                            lv,
+                            scalar_style(req.value),
+                            Applicability::Safe,
+                        )),
+                });
             }
             (Some(req), None) => {
                 let rv = req.value.text().unwrap_or_default();
+                let size = guaranteed_size(cx, w, c, resource, gpu);
+                // QOS001 sets this GPU container's measured memory already.
+                if gpu && resource == "memory" && size.is_some() {
+                    continue;
+                }
+                if let Some(size) = size {
+                    let hit = Hit::new(
+                        Rule::GpuBurstableQos,
+                        req.key.span,
+                        format!(
+                            "{subject} requests {resource} ({rv}) without a limit: Burstable QoS, \
+                             evicted before Guaranteed pods and excluded from the static CPU manager"
+                        ),
+                        "request without a limit".into(),
+                    )
+                    .container(c);
+                    hits.push(measured(hit, cx, c, resource, &size));
+                    continue;
+                }
                 // Only a value known to be a real request is copied into a limit.
                 let fix = positive(Some(req)).and_then(|_| {
                     set_quantity(
@@ -218,6 +243,40 @@ fn check_guaranteed(cx: &Context, c: &Container, gpu: bool, hits: &mut Vec<Hit>)
         return;
     }
     let what = missing.join(" or ");
+    // Measured: the missing limits can take the measured sizes (all of them, or none).
+    let sizes: Option<Vec<(&str, GuaranteedSize)>> = missing
+        .iter()
+        .map(|r| guaranteed_size(cx, w, c, r, gpu).map(|s| (*r, s)))
+        .collect();
+    if let Some(sizes) = sizes {
+        let mut recommended = super::headroom::Recommended::default();
+        let mut fixes = Vec::new();
+        let mut said = Vec::new();
+        for (resource, size) in &sizes {
+            let r = recommended_for(resource, &size.quantity);
+            recommended.memory = recommended.memory.or(r.memory);
+            recommended.cpu = recommended.cpu.or(r.cpu);
+            fixes.push(set_guaranteed(cx, c, resource, &size.quantity));
+            said.push(format!("{resource} {} ({})", size.quantity, size.measured));
+        }
+        hits.push(
+            Hit::new(
+                Rule::GpuBurstableQos,
+                container_anchor(c),
+                format!(
+                    "{subject} has no {what} limit: QoS is decided for the whole pod, init \
+                     containers and sidecars included, so the pod is not Guaranteed; set requests \
+                     = limits to the measured {}",
+                    said.join(", ")
+                ),
+                format!("no {what} limit"),
+            )
+            .container(c)
+            .with_fix(super::headroom::merge_fixes(fixes))
+            .recommended(recommended),
+        );
+        return;
+    }
     hits.push(
         Hit::new(
             Rule::GpuBurstableQos,
@@ -236,6 +295,18 @@ fn check_guaranteed(cx: &Context, c: &Container, gpu: bool, hits: &mut Vec<Hit>)
         ))
         .container(c),
     );
+}
+
+/// QOS002 with a measurement: requests = limits at the measured size, said in the message and
+/// carried in `recommended`, so the message, the JSON and the fix give one value.
+fn measured(hit: Hit, cx: &Context, c: &Container, resource: &str, size: &GuaranteedSize) -> Hit {
+    let message = format!(
+        "{}; {}: set {resource} requests = limits to {}",
+        hit.message, size.measured, size.quantity
+    );
+    Hit { message, ..hit }
+        .with_fix(set_guaranteed(cx, c, resource, &size.quantity))
+        .recommended(recommended_for(resource, &size.quantity))
 }
 
 /// RES001: a request above its limit. Extended resources (names with a `/`) must have requests
@@ -259,36 +330,40 @@ fn check_request_above_limit(cx: &Context, w: &Workload, c: &Container, hits: &m
         );
         let measured = super::headroom::measured_quantity(cx, w, c, req.name);
         let raised = raised_limit(req, a, measured.as_ref());
-        hits.push(
-            Hit::new(
-                Rule::RequestAboveLimit,
-                req.value.span,
-                format!(
-                    "{} requests {name} {rv}, above its limit {lv}: the API server rejects the pod \
+        let from_measurement = measured.as_ref().is_some_and(|(_, m)| *m > a);
+        let hit = Hit::new(
+            Rule::RequestAboveLimit,
+            req.value.span,
+            format!(
+                "{} requests {name} {rv}, above its limit {lv}: the API server rejects the pod \
                      (a request must be less than or equal to its limit)",
-                    who(c)
-                ),
-                format!("request above limit {lv}"),
-            )
-            .help(if measured.as_ref().is_some_and(|(_, m)| *m > a) {
-                format!("raise the {name} limit to {raised}, the measured recommendation")
-            } else {
-                format!(
-                    "raise the {name} limit to {raised}: the request is what the container was \
+                who(c)
+            ),
+            format!("request above limit {lv}"),
+        )
+        .help(if from_measurement {
+            format!("raise the {name} limit to {raised}, the measured recommendation")
+        } else {
+            format!(
+                "raise the {name} limit to {raised}: the request is what the container was \
                      sized for, so it is never lowered"
-                )
-            })
-            .container(c)
-            .with_fix(set_quantity(
-                &cx.target,
-                c,
-                Side::Limits,
-                name,
-                &raised,
-                scalar_style(lim.value),
-                Applicability::Safe,
-            )),
-        );
+            )
+        })
+        .container(c)
+        .with_fix(set_quantity(
+            &cx.target,
+            c,
+            Side::Limits,
+            name,
+            &raised,
+            scalar_style(lim.value),
+            Applicability::Safe,
+        ));
+        hits.push(if from_measurement {
+            hit.recommended(recommended_for(name, &raised))
+        } else {
+            hit
+        });
     }
 }
 

@@ -40,6 +40,34 @@ fn tolerates_gpu_taint(spec: &Node) -> bool {
 /// `tolerations` at admission.
 fn flavors_tolerating<'a>(cx: &'a Context, w: &Workload, pod: usize) -> Option<Vec<&'a str>> {
     let facts = &cx.facts.kueue;
+    flavors_all(cx, w, pod, |flavor| {
+        facts.flavor_tolerations.get(flavor).is_some_and(|list| {
+            list.iter()
+                .any(|t| is_gpu_toleration(t.key.as_deref(), t.operator.as_deref()))
+        })
+    })
+}
+
+/// The Kueue flavors every GPU of the pod is admitted to, when each of them selects a GPU
+/// product with its `nodeLabels`: Kueue adds them to the pod's node selector at admission.
+fn flavors_selecting<'a>(cx: &'a Context, w: &Workload, pod: usize) -> Option<Vec<&'a str>> {
+    let facts = &cx.facts.kueue;
+    flavors_all(cx, w, pod, |flavor| {
+        facts.flavors.get(flavor).is_some_and(|labels| {
+            labels
+                .keys()
+                .any(|k| GPU_PRODUCT_LABELS.contains(&k.as_str()))
+        })
+    })
+}
+
+/// The flavors every GPU resource of the pod is admitted to, when each passes `test`.
+fn flavors_all<'a>(
+    cx: &'a Context,
+    w: &Workload,
+    pod: usize,
+    test: impl Fn(&str) -> bool,
+) -> Option<Vec<&'a str>> {
     let mut all = Vec::new();
     let resources = w
         .containers
@@ -55,11 +83,7 @@ fn flavors_tolerating<'a>(cx: &'a Context, w: &Workload, pod: usize) -> Option<V
         .filter(|q| cx.gpu_names.classify(q.name) == GpuName::Known);
     for q in resources {
         for flavor in admitting_flavors(cx, w, q.name)? {
-            let tolerations = facts.flavor_tolerations.get(flavor)?;
-            if !tolerations
-                .iter()
-                .any(|t| is_gpu_toleration(t.key.as_deref(), t.operator.as_deref()))
-            {
+            if !test(flavor) {
                 return None;
             }
             if !all.contains(&flavor) {
@@ -130,7 +154,7 @@ pub fn check(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {
                 .help("add `tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]`"),
             );
         }
-        if !selects_gpu_product(pod.spec) {
+        if !selects_gpu_product(pod.spec) && flavors_selecting(cx, w, index).is_none() {
             hits.push(
                 Hit::new(
                     Rule::GpuNodeSelectorMissing,

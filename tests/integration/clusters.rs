@@ -843,6 +843,45 @@ fn a_named_file_reports_what_it_holds_and_what_its_change_causes() {
     );
 }
 
+/// A pre-commit run names one file, but whether its Job is ever admitted is decided by the
+/// ClusterQueue each cluster applies from `infrastructure/` (issue 23): a named-file run reads
+/// what its clusters' declarations apply for those facts, and reports the staged file's KUE005
+/// as the whole run does; so does a run of staging's overlay folder.
+#[test]
+fn a_named_file_is_judged_with_its_clusters_queues() {
+    let (_tmp, root) = committed_fixture();
+    edit(
+        &root,
+        "infrastructure/staging/kueue.yaml",
+        "- name: nvidia.com/gpu\n              nominalQuota: 8",
+        "- name: nvidia.com/gpu\n              nominalQuota: 2",
+    );
+    crate::support::common::git(&root, &["commit", "-q", "-am", "smaller staging quota"]);
+    let t = |r: &str, c: &str, n: &str| (r.to_string(), c.to_string(), n.to_string());
+    let stranded = t("KUE005", "staging", "finetune-llama");
+    assert!(verdicts(&root, &["."]).contains(&stranded));
+    for args in [
+        &["apps/base/trainer/job.yaml", "--select", "KUE005"][..],
+        &["apps/staging", "--select", "KUE005"][..],
+    ] {
+        assert_eq!(
+            verdicts(&root, args),
+            std::slice::from_ref(&stranded),
+            "{args:?}"
+        );
+    }
+    // Prod's quota admits it: nothing to say there either way.
+    let prod = verdicts(
+        &root,
+        &[
+            "apps/base/trainer/job.yaml",
+            "--select",
+            "KUE001,KUE002,KUE005",
+        ],
+    );
+    assert!(!prod.iter().any(|(_, c, _)| c == "prod"), "{prod:?}");
+}
+
 /// Two days of the same Deployment (`ml-inference/vllm-qwen3-32b`, same pod names) in two
 /// clusters told apart by a `cluster` label, with each cluster's nodes: prod's pod uses
 /// 70–77Gi, staging's 18–21Gi.

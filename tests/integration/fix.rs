@@ -447,6 +447,7 @@ fn real_manifests_with_a_dropped_gpu_limit_get_it_back() {
     let select = Selection {
         select: vec![gpulint::rules::Rule::GpuLimitMissing],
         ignore: Vec::new(),
+        measured_only: false,
     };
     let linter = Linter::new(Config::default(), select);
     let (mut exercised, mut byte_for_byte, mut emptied) = (0, 0, 0);

@@ -148,7 +148,8 @@ fn crds_in_a_shared_base_are_fixed_with_a_json6902_patch_of_the_overlay() {
     let (code, _, stderr) = repo.gpulint(&["--fix"]);
     assert!(code == 0 || code == 1, "exit {code}: {stderr}");
     assert!(!stderr.contains("not fixed"), "{stderr}");
-    assert!(stderr.contains("fixed 3 finding(s)"), "{stderr}");
+    // And the LeaderWorkerSet's CPU request without a limit (QOS002) at its measured size.
+    assert!(stderr.contains("fixed 4 finding(s)"), "{stderr}");
 
     // The oracle: prod renders exactly the recommended values, staging and the base are as
     // they were.
@@ -171,6 +172,14 @@ fn crds_in_a_shared_base_are_fixed_with_a_json6902_patch_of_the_overlay() {
             "LeaderWorkerSet",
             &format!("{LWS}/{field}"),
             "429Gi".into(),
+        );
+        // P99 100 cores × 1.15, whole cores for a GPU container.
+        let cpu = field.replace("memory", "cpu");
+        set(
+            &mut expected,
+            "LeaderWorkerSet",
+            &format!("{LWS}/{cpu}"),
+            "115".into(),
         );
     }
     assert_eq!(repo.kubectl("overlays/prod"), expected);
@@ -238,6 +247,7 @@ fn a_refused_fix_is_not_fixable_and_is_said_once_with_its_render() {
             line("MEM002", "RayService"),
             line("QOS001", "JobSet"),
             line("MEM002", "LeaderWorkerSet"),
+            line("QOS002", "LeaderWorkerSet"),
         ]
     );
     let why = "`patches:` is not a block list; add the patch by hand".to_string();
@@ -255,33 +265,35 @@ fn a_refused_fix_is_not_fixable_and_is_said_once_with_its_render() {
             refused("MEM002", "RayService"),
             refused("QOS001", "JobSet"),
             refused("MEM002", "LeaderWorkerSet"),
+            refused("QOS002", "LeaderWorkerSet"),
         ]
     );
     let (_, stdout, _) = repo.gpulint(&[]);
-    assert!(stdout.contains("; 3 fixable;"), "{stdout}");
+    assert!(stdout.contains("; 4 fixable;"), "{stdout}");
 
-    // `--fix --diff`: each refusal once, with its render; the diff holds prod's three.
+    // `--fix --diff`: each refusal once, with its render; the diff holds prod's four.
     let (_, diff, stderr) = repo.gpulint(&["--fix", "--diff"]);
     let not_fixed: Vec<&str> = stderr
         .lines()
         .filter(|l| l.starts_with("not fixed:"))
         .collect();
-    assert_eq!(not_fixed.len(), 3, "{stderr}");
+    assert_eq!(not_fixed.len(), 4, "{stderr}");
     for l in &not_fixed {
         assert!(
             l.ends_with(&format!("{why} [render of overlays/staging]")),
             "{l}"
         );
     }
+    // Two per memory fix, two for the CPU request and its new limit.
     assert_eq!(
         diff.matches("- op: replace").count() + diff.matches("- op: add").count(),
-        6,
+        8,
         "{diff}"
     );
 
     // After `--fix`, what is left is not fixable: the summary promises nothing.
     let (_, _, stderr) = repo.gpulint(&["--fix"]);
-    assert!(stderr.contains("fixed 3 finding(s)"), "{stderr}");
+    assert!(stderr.contains("fixed 4 finding(s)"), "{stderr}");
     let summary = stderr.lines().last().unwrap();
     assert!(
         !summary.contains(" fixable;") && !summary.ends_with(" fixable"),
@@ -505,4 +517,199 @@ fn gpu013_fixes_to_a_mig_profile_the_clusters_nodes_offer() {
     assert!(fit.is_empty(), "the fixed slice schedules: {fit:?}");
     let manifest = std::fs::read_to_string(dir.join("workloads.yaml")).unwrap();
     assert!(manifest.contains("nvidia.com/mig-3g.40gb: 1"), "{manifest}");
+}
+
+/// Issue 26: the right-sizing pull request (`--measured-only`) carries every fix whose value
+/// comes from the measurement: QOS001 on a GPU container with no memory limit (the most common
+/// case in public manifests), QOS002 and RES001 with measured values, not only the headroom rules;
+/// and nothing that was not measured.
+#[test]
+fn measured_only_carries_every_measured_fix_and_nothing_else() {
+    const GIB: f64 = 1073741824.0;
+    let deployment = |name: &str, requests: &str, limits: &str, sidecar: bool| {
+        let sidecar = if sidecar {
+            "        - name: proxy\n          image: envoyproxy/envoy:v1.31.0\n          resources:\n            requests: {cpu: 250m}\n            limits: {cpu: 250m}\n"
+        } else {
+            ""
+        };
+        format!(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: {name}, namespace: ml}}\nspec:\n  template:\n    spec:\n      containers:\n        - name: main\n          image: vllm/vllm-openai:v0.10.0\n          resources:\n            requests: {requests}\n            limits: {limits}\n{sidecar}"
+        )
+    };
+    let manifests = [
+        deployment(
+            "nolimit",
+            r#"{cpu: "4", memory: 40Gi}"#,
+            r#"{nvidia.com/gpu: 1, cpu: "4"}"#,
+            false,
+        ),
+        deployment(
+            "burst",
+            r#"{cpu: "4", memory: 8Gi}"#,
+            r#"{nvidia.com/gpu: 1, cpu: "4", memory: 16Gi}"#,
+            false,
+        ),
+        deployment(
+            "above",
+            r#"{cpu: "4", memory: 20Gi}"#,
+            r#"{nvidia.com/gpu: 1, cpu: "4", memory: 16Gi}"#,
+            false,
+        ),
+        deployment(
+            "cores",
+            r#"{cpu: "2", memory: 8Gi}"#,
+            r#"{nvidia.com/gpu: 1, cpu: "8", memory: 8Gi}"#,
+            false,
+        ),
+        deployment(
+            "sidecar",
+            r#"{cpu: "4", memory: 8Gi}"#,
+            r#"{nvidia.com/gpu: 1, cpu: "4", memory: 8Gi}"#,
+            true,
+        ),
+        // Not in the snapshot: its QOS002 copies the limit, nothing measured.
+        deployment(
+            "unmeasured",
+            r#"{cpu: "4", memory: 8Gi}"#,
+            r#"{nvidia.com/gpu: 1, cpu: "4", memory: 16Gi}"#,
+            false,
+        ),
+    ]
+    .join("---\n");
+    let usage = |name: &str, container: &str, p99: f64, cpu: f64| {
+        serde_json::json!({"namespace": "ml", "kind": "Deployment", "name": name,
+            "container": container, "samples": 20160, "history_seconds": 1209600,
+            "memory_bytes": {"p50": p99 * 0.8, "p99": p99, "max": p99 * 1.02},
+            "cpu_cores": {"p50": cpu * 0.8, "p99": cpu, "max": cpu * 1.1}, "oom_kills": 0})
+    };
+    let snapshot = serde_json::json!({"version": 1, "window": "14d", "containers": [
+        usage("nolimit", "main", 40.0 * GIB, 3.5),
+        usage("burst", "main", 10.0 * GIB, 3.5),
+        usage("above", "main", 21.0 * GIB, 3.5),
+        usage("cores", "main", 7.0 * GIB, 4.6),
+        usage("sidecar", "main", 7.0 * GIB, 3.5),
+        usage("sidecar", "proxy", 0.3 * GIB, 0.2),
+    ]});
+    let tmp = crate::support::common::temp_tree(&[
+        ("apps/deploy.yaml", &manifests),
+        ("metrics.json", &snapshot.to_string()),
+    ]);
+    let dir = tmp.path();
+    git(dir, &["init", "-q", "-b", "main"]);
+    let args = ["--metrics", "metrics.json", "apps"];
+
+    // Without --measured-only the unmeasured QOS002 is there, with no measured value.
+    let all = report_of(dir, &args);
+    let unmeasured: Vec<&Value> = all["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["object"]["name"] == "unmeasured" && f["rule"] == "QOS002")
+        .collect();
+    assert_eq!(unmeasured.len(), 1, "{unmeasured:?}");
+    assert!(unmeasured[0]["recommended"].is_null());
+
+    let mut measured_args = args.to_vec();
+    measured_args.push("--measured-only");
+    let report = report_of(dir, &measured_args);
+    let found: Vec<(String, String, String, String)> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            let s = |v: &Value| v.as_str().unwrap_or("-").to_string();
+            let rec = &f["recommended"];
+            let value = format!("{}/{}", s(&rec["memory"]), s(&rec["cpu"]));
+            (
+                s(&f["rule"]),
+                s(&f["object"]["name"]),
+                s(&f["container"]),
+                value,
+            )
+        })
+        .collect();
+    let rules: Vec<(&str, &str, &str)> = found
+        .iter()
+        .map(|(r, n, c, _)| (r.as_str(), n.as_str(), c.as_str()))
+        .collect();
+    // One finding for the GPU container's missing memory limit (QOS001, not QOS002 too); the
+    // sidecar's missing limits take its measured sizes; nothing of `unmeasured`.
+    for expected in [
+        ("QOS001", "nolimit", "main"),
+        ("QOS002", "burst", "main"),
+        ("RES001", "above", "main"),
+        ("MEM001", "above", "main"),
+        ("QOS002", "cores", "main"),
+        ("QOS002", "sidecar", "proxy"),
+    ] {
+        assert!(
+            rules.contains(&expected),
+            "{expected:?} missing from {found:?}"
+        );
+    }
+    // Of `unmeasured` only MET001 says it was not measured.
+    assert!(
+        rules.contains(&("MET001", "unmeasured", "main"))
+            && !rules
+                .iter()
+                .any(|(r, n, _)| *n == "unmeasured" && *r != "MET001"),
+        "{found:?}"
+    );
+    assert!(
+        !rules.contains(&("QOS002", "nolimit", "main")),
+        "QOS001 already sets it: {found:?}"
+    );
+    // Every finding says its measured value, and every one is fixable.
+    for f in report["findings"].as_array().unwrap() {
+        assert!(!f["recommended"].is_null() || f["rule"] == "MET001", "{f}");
+        assert_eq!(f["fixable"], f["rule"] != "MET001", "{f}");
+    }
+    // The GPU container's CPU is in whole cores (P99 4.6 cores).
+    let cores = found
+        .iter()
+        .find(|(r, n, _, _)| r == "QOS002" && n == "cores")
+        .map(|(_, _, _, v)| v.clone())
+        .unwrap();
+    let cpu = cores.split('/').nth(1).unwrap().to_string();
+    assert!(cpu.parse::<u32>().is_ok(), "whole cores, got {cpu}");
+
+    // The diff writes the very values the findings recommend.
+    let mut diff_args = measured_args.clone();
+    diff_args.extend(["--fix", "--diff"]);
+    let (code, diff, stderr) = run(dir, &diff_args);
+    assert!(code == 0 || code == 1, "{stderr}");
+    for (_, name, _, value) in &found {
+        for v in value.split('/').filter(|v| *v != "-") {
+            assert!(
+                diff.lines().any(|l| l.starts_with('+') && l.contains(v)),
+                "{name}: {v} not written:\n{diff}"
+            );
+        }
+    }
+    // After the fix, nothing measured is left to change.
+    let mut fix_args = measured_args.clone();
+    fix_args.push("--fix");
+    let (code, _, stderr) = run(dir, &fix_args);
+    assert!(code == 0 || code == 1, "{stderr}");
+    let after = report_of(dir, &measured_args);
+    let left: Vec<&Value> = after["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] != "MET001")
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    // The unmeasured workload was left as it was.
+    let text = std::fs::read_to_string(dir.join("apps/deploy.yaml")).unwrap();
+    assert!(text.contains(
+        "requests: {cpu: \"4\", memory: 8Gi}\n            limits: {nvidia.com/gpu: 1, cpu: \"4\", memory: 16Gi}\n"
+    ));
+
+    // Without measurements, --measured-only is a usage error.
+    let (code, _, stderr) = run(dir, &["--measured-only", "apps"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("--measured-only needs measurements"),
+        "{stderr}"
+    );
 }

@@ -1713,6 +1713,7 @@ fn selection() -> Selection {
             Rule::GpuBurstableQos,
         ],
         ignore: Vec::new(),
+        measured_only: false,
     }
 }
 

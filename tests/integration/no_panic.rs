@@ -513,6 +513,7 @@ impl Harness {
         let select_all = Selection {
             select: RULES.iter().map(|r| r.rule).collect(),
             ignore: Vec::new(),
+            measured_only: false,
         };
         Harness {
             phase,
@@ -564,6 +565,7 @@ impl Harness {
             let selection = Selection {
                 select: (0..rng.below(3)).map(|_| pick(&mut rng)).collect(),
                 ignore: (0..rng.below(2)).map(|_| pick(&mut rng)).collect(),
+                measured_only: false,
             };
             let linter = Linter::new(config, selection);
             let run = linter.run(&inputs);

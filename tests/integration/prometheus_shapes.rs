@@ -4,13 +4,15 @@
 //! `GPU_I_PROFILE` and a zero `DCGM_FI_DEV_GPU_UTIL`), vLLM 0.10 exporting both KV-cache names,
 //! a K3s cluster whose cAdvisor has pod cgroups only, and a StatefulSet pod recreated on other
 //! GPUs. Each situation carries its own `cluster` label and is collected with that selector, so
-//! each check stands alone. Figures are compared with values computed from the samples written.
+//! each check stands alone. Figures are compared with values computed from the samples written,
+//! on Prometheus and, imported from the same text, on VictoriaMetrics.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::support::fake_http::RecordingServer;
 use crate::support::openmetrics::{labels, Labels, OpenMetrics};
 use crate::support::prometheus::{backfill, tools, Prometheus};
+use crate::support::victoria::VictoriaMetrics;
 use gpulint::metrics::prometheus::{collect, Collected, PrometheusError, PrometheusOptions};
 use gpulint::metrics::usage::{ContainerKey, Usage};
 
@@ -492,8 +494,8 @@ fn write_store() -> (Store, Want) {
     (s, want)
 }
 
-fn collect_in(prom: &Prometheus, cluster: &str, wanted: &[ContainerKey]) -> Collected {
-    let mut o = PrometheusOptions::new(&prom.url, "3d");
+fn collect_in(url: &str, cluster: &str, wanted: &[ContainerKey]) -> Collected {
+    let mut o = PrometheusOptions::new(url, "3d");
     o.timeout = Duration::from_secs(30);
     o.selector = Some(format!("cluster=\"{cluster}\""));
     match collect(&o, wanted) {
@@ -529,13 +531,40 @@ fn serve_with(flags: &[&str]) -> Option<(tempfile::TempDir, Prometheus, Want)> {
     Some((tmp, prom, want))
 }
 
+/// The same store imported into a real VictoriaMetrics: the shapes must give the same figures
+/// from the other PromQL engine users run (issue 25).
+fn serve_victoria() -> Option<(tempfile::TempDir, VictoriaMetrics, Want)> {
+    let binary = crate::support::victoria::binary()?;
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let (mut store, want) = write_store();
+    let files = store.om.write_daily(tmp.path());
+    let vm = VictoriaMetrics::start(&binary, tmp.path());
+    vm.import(&files);
+    Some((tmp, vm, want))
+}
+
 #[test]
 fn vllm_exporting_both_kv_cache_names_is_measured() {
     let Some((_tmp, prom, want)) = serve() else {
         return;
     };
+    check_vllm(&prom.url, &want);
+}
+
+#[test]
+fn victoria_metrics_measures_every_shape_alike() {
+    let Some((_tmp, vm, want)) = serve_victoria() else {
+        return;
+    };
+    check_vllm(&vm.url, &want);
+    check_mig(&vm.url, &want);
+    check_recreated(&vm.url);
+    check_k3s(&vm.url, &want);
+}
+
+fn check_vllm(url: &str, want: &Want) {
     let k = key("serve", "Deployment", "llm", "vllm");
-    let got = collect_in(&prom, "vllm", std::slice::from_ref(&k));
+    let got = collect_in(url, "vllm", std::slice::from_ref(&k));
     let u = usage(&got, &k);
     let kv = u.kv_cache_usage.unwrap_or_default();
     near("kv p99", kv.p99, quantile(0.99, &want.vllm_kv));
@@ -557,8 +586,12 @@ fn a_mig_slice_is_judged_by_its_engine_activity() {
     let Some((_tmp, prom, want)) = serve() else {
         return;
     };
+    check_mig(&prom.url, &want);
+}
+
+fn check_mig(url: &str, want: &Want) {
     let k = key("ml", "Deployment", "mig-infer", "infer");
-    let got = collect_in(&prom, "mig", std::slice::from_ref(&k));
+    let got = collect_in(url, "mig", std::slice::from_ref(&k));
     let u = usage(&got, &k);
     let util = u.gpu_utilization.unwrap_or_default();
     near("MIG utilisation avg", util.avg, avg_of(&want.mig_engine));
@@ -575,8 +608,12 @@ fn a_pod_recreated_on_other_gpus_counts_the_gpus_it_held_at_once() {
     let Some((_tmp, prom, _)) = serve() else {
         return;
     };
+    check_recreated(&prom.url);
+}
+
+fn check_recreated(url: &str) {
     let k = key("ml", "StatefulSet", "trainer", "trainer");
-    let got = collect_in(&prom, "sts", std::slice::from_ref(&k));
+    let got = collect_in(url, "sts", std::slice::from_ref(&k));
     let u = usage(&got, &k);
     assert_eq!(
         (u.gpu_count, u.gpus_used),
@@ -590,6 +627,10 @@ fn k3s_pod_cgroups_measure_single_container_pods() {
     let Some((_tmp, prom, want)) = serve() else {
         return;
     };
+    check_k3s(&prom.url, &want);
+}
+
+fn check_k3s(url: &str, want: &Want) {
     let api = key("edge", "Deployment", "edge-api", "api");
     let multi = [
         key("edge", "Deployment", "edge-multi", "a"),
@@ -597,7 +638,7 @@ fn k3s_pod_cgroups_measure_single_container_pods() {
     ];
     let mut wanted = vec![api.clone()];
     wanted.extend(multi.iter().cloned());
-    let got = collect_in(&prom, "k3s", &wanted);
+    let got = collect_in(url, "k3s", &wanted);
     let u = usage(&got, &api);
     let mem = u.memory_bytes.unwrap_or_default();
     near("k3s memory p50", mem.p50, quantile(0.5, &want.k3s_mem));
@@ -670,7 +711,7 @@ fn a_namespace_too_big_for_one_query_is_split_by_workload() {
         .iter()
         .map(|d| key("big", "Deployment", d, "app"))
         .collect();
-    let got = collect_in(&prom, "split", &wanted);
+    let got = collect_in(&prom.url, "split", &wanted);
     for (k, dep) in wanted.iter().zip(["alpha", "beta"]) {
         let u = usage(&got, k);
         let mem = u.memory_bytes.unwrap_or_default();

@@ -766,7 +766,21 @@ fn markdown_of_the_demo() {
                 .collect()
         };
         let (bars, lines) = (values("bar"), values("line"));
-        let scales: Vec<f64> = bars.iter().zip(&lines).map(|(b, l)| b.max(*l)).collect();
+        // A container without a memory limit is charted with no limit line, never at 0.
+        if chart.contains("no memory limit set") {
+            assert!(!chart.contains("line ["), "{chart}");
+        } else {
+            assert_eq!(bars.len(), lines.len(), "{chart}");
+            assert!(
+                lines.iter().all(|l| *l > 0.0),
+                "a limit drawn at 0: {chart}"
+            );
+        }
+        let scales: Vec<f64> = bars
+            .iter()
+            .enumerate()
+            .map(|(i, b)| b.max(lines.get(i).copied().unwrap_or(0.0)))
+            .collect();
         let low = scales
             .iter()
             .copied()

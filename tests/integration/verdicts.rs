@@ -147,6 +147,38 @@ fn sch001_a_kueue_flavor_adds_the_toleration() {
     );
 }
 
+/// Kueue's TAS example again: a flavor whose `nodeLabels` name the GPU product puts that label
+/// in the pod's node selector at admission, so the LeaderWorkerSet queued to it selects a GPU
+/// product without one of its own (SCH002, issue 26); the upstream flavor's node-group label
+/// does not, and SCH002 stays.
+#[test]
+fn sch002_a_kueue_flavor_selects_the_gpu_product() {
+    let examples = root().join("testdata/corpus/raw/kubernetes-sigs__kueue/site/static/examples");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let queues =
+        std::fs::read_to_string(examples.join("tas/sample-gpu-queues.yaml")).expect("read");
+    std::fs::write(tmp.path().join("queues.yaml"), &queues).expect("write");
+    std::fs::copy(
+        examples.join("serving-workloads/sample-leaderworkerset-tas.yaml"),
+        tmp.path().join("lws.yaml"),
+    )
+    .expect("copy");
+    let found = findings("SCH002", tmp.path());
+    assert!(!found.is_empty(), "the node group is not a GPU product");
+    let label = "    cloud.provider.com/node-group: \"tas-group\"\n";
+    assert!(queues.contains(label));
+    std::fs::write(
+        tmp.path().join("queues.yaml"),
+        queues.replace(
+            label,
+            &format!("{label}    nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3\n"),
+        ),
+    )
+    .expect("write");
+    let found = findings("SCH002", tmp.path());
+    assert!(found.is_empty(), "{}", texts(&found));
+}
+
 /// torchrun with `--nproc-per-node 4` on 8 GPUs, measured with 4 busy: GPU012 and GPU014 name
 /// the same 4 idle GPUs, counted once. After GPU012's fix (`--nproc-per-node 8`), last week's
 /// measurement no longer describes the manifest: GPU014 says so and frees nothing.

@@ -67,7 +67,7 @@ fn millis(quantity: &str) -> Option<i128> {
 }
 
 /// `quantity` rounded up to whole cores (`3700m` -> `4`); as it is when it does not parse.
-fn whole_cores(quantity: &str) -> String {
+pub(super) fn whole_cores(quantity: &str) -> String {
     match millis(quantity) {
         Some(m) => format!("{}", ((m + 999) / 1000).max(1)),
         None => quantity.to_string(),

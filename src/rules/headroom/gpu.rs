@@ -72,13 +72,13 @@ fn underused_help(w: &Workload, c: &Container, usage: &Usage, cx: &Context) -> S
 }
 
 pub(super) fn check(w: &Workload, c: &Container, usage: &Usage, cx: &Context, hits: &mut Vec<Hit>) {
-    if let Ok(Some(avg)) = recommend::gpu_underused(usage, cx.policy) {
+    if let Ok(Some((avg, measure))) = recommend::gpu_underuse(usage, cx.policy) {
         hits.push(
             Hit::new(
                 Rule::GpuUnderused,
                 container_anchor(c),
                 format!(
-                    "GPU {} averages {:.0}% GPU utilisation (below {:.0}%): the GPUs sit idle",
+                    "GPU {} averages {:.0}% {measure} (below {:.0}%): the GPUs sit idle",
                     container_label(c),
                     avg * 100.0,
                     cx.policy.gpu_underuse_threshold * 100.0

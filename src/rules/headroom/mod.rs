@@ -64,7 +64,7 @@ pub(super) fn millis_of(c: &Container, side: Side) -> Option<i128> {
 }
 
 /// Joins several fixes on one container into one (all or nothing).
-fn merge(fixes: Vec<Option<Fix>>) -> Option<Fix> {
+pub(crate) fn merge_fixes(fixes: Vec<Option<Fix>>) -> Option<Fix> {
     let mut fixes = fixes.into_iter();
     let mut first = fixes.next()??;
     for f in fixes {
@@ -118,7 +118,7 @@ pub(super) fn set_both(
     if fixes.is_empty() {
         return None;
     }
-    merge(fixes)
+    merge_fixes(fixes)
 }
 
 /// The metrics identity of a container: (namespace, kind, name, container); a manifest without
@@ -171,6 +171,73 @@ pub(crate) fn measured_quantity(
     };
     let q = text.parse().ok()?;
     Some((text, q))
+}
+
+/// A container's measured size for `resource` when requests = limits (Guaranteed QoS): the
+/// memory recommendation, or the CPU one, rounded up to whole cores for a GPU container (the
+/// static CPU manager pins only those). What QoS fixes write when there is a measurement, so
+/// their value is the one the headroom rules would give.
+pub(crate) struct GuaranteedSize {
+    /// The quantity the fix writes on both sides.
+    pub quantity: String,
+    /// How it was measured, for the message.
+    pub measured: String,
+}
+
+pub(crate) fn guaranteed_size(
+    cx: &Context,
+    w: &Workload,
+    c: &Container,
+    resource: &str,
+    gpu: bool,
+) -> Option<GuaranteedSize> {
+    let usage = usage_of(cx, w, c)?;
+    match resource {
+        "memory" => {
+            let rec = recommend::memory(usage, cx.policy).ok()?;
+            Some(GuaranteedSize {
+                measured: memory::describe_memory(&rec),
+                quantity: rec.quantity,
+            })
+        }
+        "cpu" => {
+            let rec = recommend::cpu(usage, cx.policy).ok()?;
+            Some(GuaranteedSize {
+                measured: format!("measured CPU P99 {:.2} cores", rec.p99_cores),
+                quantity: if gpu {
+                    cpu::whole_cores(&rec.quantity)
+                } else {
+                    rec.quantity
+                },
+            })
+        }
+        _ => None,
+    }
+}
+
+/// The fix that sets requests = limits of `resource` to `quantity`.
+pub(crate) fn set_guaranteed(
+    cx: &Context,
+    c: &Container,
+    resource: &str,
+    quantity: &str,
+) -> Option<Fix> {
+    set_both(cx, c, resource, quantity, true)
+}
+
+/// The measured values behind a fix of `resource`, as findings carry them.
+pub(crate) fn recommended_for(resource: &str, quantity: &str) -> Recommended {
+    let value = Some(quantity.to_string());
+    match resource {
+        "memory" => Recommended {
+            memory: value,
+            cpu: None,
+        },
+        _ => Recommended {
+            memory: None,
+            cpu: value,
+        },
+    }
 }
 
 pub fn check(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {

@@ -12,3 +12,4 @@ pub mod openmetrics;
 pub mod prometheus;
 pub mod rule_docs;
 pub mod rule_fixtures;
+pub mod victoria;

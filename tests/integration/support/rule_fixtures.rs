@@ -26,6 +26,7 @@ pub fn linter(id: &str, dir: &Path) -> Linter {
     let select = Selection {
         select: vec![Rule::parse(id).unwrap_or_else(|| panic!("no rule {id}"))],
         ignore: Vec::new(),
+        measured_only: false,
     };
     let mut linter = Linter::new(Config::default(), select);
     if let Some(path) = snapshot(dir) {
