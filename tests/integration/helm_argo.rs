@@ -475,3 +475,53 @@ spec:
         "{out}"
     );
 }
+
+/// An Application whose chart comes from a Helm repository (`repoURL` + `chart`, the usual
+/// Argo CD shape for public charts): named in a note with the `charts:` entry that maps it,
+/// then rendered from the vendored copy that entry names, with the Application's values
+/// (issue 23).
+#[test]
+fn a_helm_repository_chart_of_an_application_renders_from_its_vendored_copy() {
+    let helm = helm().to_string_lossy().into_owned();
+    let app = OLLAMA_APP.replace(
+        "    repoURL: https://example.com/gitops.git\n    path: charts/ollama\n",
+        "    repoURL: https://otwld.github.io/ollama-helm/\n    chart: ollama\n    targetRevision: 1.4.0\n",
+    );
+    assert!(app.contains("chart: ollama"));
+    // Argo CD reads a Helm repository chart's valueFiles inside the chart.
+    let app = app
+        .replace(
+            "      valueFiles:\n      - ../../values/ollama-gpu.yaml\n",
+            "",
+        )
+        .replace(
+            "      valuesObject:\n        ollama:\n          gpu:\n",
+            "      valuesObject:\n        ollama:\n          gpu:\n            enabled: true\n",
+        );
+    assert!(app.contains("enabled: true"));
+    let repo = repo(&[(OLLAMA, "ollama")], &[("apps/ollama.yaml", &app)]);
+    let dir = repo.path();
+    let (code, out, err) = run(dir, &["--helm", &helm, "--format", "json", "."]);
+    assert_eq!(code, 0, "{err}{out}");
+    assert!(findings(&out).is_empty(), "{out}");
+    assert!(
+        err.contains("Application ollama: its chart (https://otwld.github.io/ollama-helm: ollama@1.4.0) is not in this repository: not rendered (vendor it and map it in .gpulint.yaml: `charts: [{path: <folder>, remote: https://otwld.github.io/ollama-helm/ollama}]`)"),
+        "{err}"
+    );
+    fs::write(
+        dir.join(".gpulint.yaml"),
+        "charts:\n  - path: charts/ollama\n    remote: https://otwld.github.io/ollama-helm/ollama\n",
+    )
+    .unwrap();
+    let (code, out, err) = run(dir, &["--helm", &helm, "--format", "json", "."]);
+    assert_eq!(code, 1, "{err}{out}");
+    assert!(!err.contains("not in this repository"), "{err}");
+    // The Application's parameter (`ollama.gpu.number: "0.5"`) reached the render.
+    let gpu003: Vec<Json> = findings(&out)
+        .into_iter()
+        .filter(|f| f["rule"] == "GPU003")
+        .collect();
+    assert_eq!(gpu003.len(), 1, "{out}");
+    assert_eq!(gpu003[0]["file"], "apps/ollama.yaml");
+    assert_eq!(gpu003[0]["object"]["namespace"], "llm");
+}

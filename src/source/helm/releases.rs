@@ -254,13 +254,16 @@ pub(super) fn invalid_name(what: &str, value: &str, release: &str) -> String {
 /// (https://argo-cd.readthedocs.io/en/stable/user-guide/helm/#helm-value-precedence): the
 /// repo server writes one inline values file after the `valueFiles` and passes `parameters`
 /// as `--set`/`--set-string` and `fileParameters` as `--set-file` (reposerver/repository).
+#[allow(clippy::too_many_arguments)]
 fn argo_releases(
     at: &Declaring,
     root: &Node,
     index: &ChartIndex,
+    config: &[ChartEntry],
     repo_root: &Path,
     out: &mut Vec<Release>,
     errors: &mut Vec<DeclarationError>,
+    notes: &mut Vec<String>,
 ) {
     let Some(spec) = root.get("spec") else { return };
     let app_name = root.get_path(&["metadata", "name"]).and_then(Node::text);
@@ -276,18 +279,35 @@ fn argo_releases(
     // `$ref/path` in valueFiles names another source of the same Application by its `ref`.
     let refs: Vec<&str> = sources.iter().filter_map(|s| s.get_str("ref")).collect();
     for source in &sources {
-        if source.get("chart").is_some() {
-            continue; // a chart from a Helm repository, not from this repository
-        }
-        let Some(path) = source.get_str("path") else {
-            continue;
-        };
-        let chart = match index.resolve_declared(path, at.file) {
-            Ok(Some(chart)) => chart,
-            Ok(None) => continue,
-            Err(message) => {
-                errors.push(at.error(source.get("path").unwrap_or(source), message));
+        let chart = if let Some((key, chart)) = argo_remote_chart(source) {
+            // A chart from a Helm or OCI repository: rendered from its vendored copy only.
+            let Some(entry) = vendored(config, &key) else {
+                let note = format!(
+                    "{}: Application {}: its chart ({chart}) is not in this repository: not rendered (vendor it and map it in .gpulint.yaml: `charts: [{{path: <folder>, remote: {key}}}]`)",
+                    at.file.display(),
+                    app_name.unwrap_or("?")
+                );
+                if !notes.contains(&note) {
+                    notes.push(note);
+                }
                 continue;
+            };
+            // The entry's path was checked with the config (inside the repository).
+            match index.resolve(&entry.path.to_string_lossy()) {
+                Ok(Some(chart)) => chart,
+                _ => continue,
+            }
+        } else {
+            let Some(path) = source.get_str("path") else {
+                continue;
+            };
+            match index.resolve_declared(path, at.file) {
+                Ok(Some(chart)) => chart,
+                Ok(None) => continue,
+                Err(message) => {
+                    errors.push(at.error(source.get("path").unwrap_or(source), message));
+                    continue;
+                }
             }
         };
         let helm = source.get("helm");
@@ -670,6 +690,22 @@ fn remote_chart(root: &Node) -> Option<(String, String)> {
     ))
 }
 
+/// An Argo CD source's chart from a Helm or OCI repository (`repoURL` + `chart`): the key a
+/// `charts:` entry's `remote` maps (`<repoURL>/<chart>`, the URL without a trailing `/`) and
+/// how a note names it.
+fn argo_remote_chart(source: &Node) -> Option<(String, String)> {
+    let chart = source.get_str("chart")?;
+    let repo = source
+        .get_str("repoURL")
+        .unwrap_or("?")
+        .trim_end_matches('/');
+    let version = source.get_str("targetRevision").unwrap_or("*");
+    Some((
+        format!("{repo}/{chart}"),
+        format!("{repo}: {chart}@{version}"),
+    ))
+}
+
 /// The vendored folder a `charts:` entry maps a remote chart to.
 fn vendored<'a>(config: &'a [ChartEntry], key: &str) -> Option<&'a ChartEntry> {
     config.iter().find(|e| e.remote.as_deref() == Some(key))
@@ -740,9 +776,16 @@ pub fn declared_releases(
             let kind = root.get_str("kind").unwrap_or("");
             let group = api.split('/').next().unwrap_or("");
             match (group, kind) {
-                ("argoproj.io", "Application") => {
-                    argo_releases(&at, root, &index, repo_root, &mut out, &mut errors)
-                }
+                ("argoproj.io", "Application") => argo_releases(
+                    &at,
+                    root,
+                    &index,
+                    config,
+                    repo_root,
+                    &mut out,
+                    &mut errors,
+                    &mut notes,
+                ),
                 ("helm.toolkit.fluxcd.io", "HelmRelease") => {
                     flux_release(&at, root, &index, config, repo_root, &mut out, &mut errors)
                 }
