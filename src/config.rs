@@ -349,12 +349,18 @@ fn selector(node: &Node) -> Result<String, DecodeError> {
         })
 }
 
-fn decode_policy(node: &Node) -> Result<Policy, DecodeError> {
-    let mut f = Fields::new(node, "`policy`")?;
+fn decode_policy(node: &Node) -> Result<Policy, Vec<DecodeError>> {
+    let mut f = Fields::new(node, "`policy`").map_err(|e| vec![e])?;
     let mut p = Policy::default();
+    // Each key on its own: one mistake does not hide the next.
+    let mut errors: Vec<DecodeError> = Vec::new();
     macro_rules! float {
         ($($key:ident),*) => {$(
-            if let Some(v) = f.number(stringify!($key))? { p.$key = v; }
+            match f.number(stringify!($key)) {
+                Ok(Some(v)) => p.$key = v,
+                Ok(None) => {}
+                Err(e) => errors.push(e),
+            }
         )*};
     }
     float!(
@@ -374,30 +380,54 @@ fn decode_policy(node: &Node) -> Result<Policy, DecodeError> {
             Ok(v as u64)
         } else {
             Err(DecodeError {
-                offset: node.span.start(),
+                offset: node.get(key).unwrap_or(node).span.start(),
                 message: format!("`policy.{key}`: expected a whole number >= 0, found {v}"),
             })
         }
     };
-    if let Some(v) = f.number("min_samples")? {
-        p.min_samples = whole(v, "min_samples")?;
+    match f
+        .number("min_samples")
+        .and_then(|v| v.map(|v| whole(v, "min_samples")).transpose())
+    {
+        Ok(Some(v)) => p.min_samples = v,
+        Ok(None) => {}
+        Err(e) => errors.push(e),
     }
-    if let Some(v) = f.number("min_history_seconds")? {
-        p.min_history_seconds = whole(v, "min_history_seconds")?;
+    match f
+        .number("min_history_seconds")
+        .and_then(|v| v.map(|v| whole(v, "min_history_seconds")).transpose())
+    {
+        Ok(Some(v)) => p.min_history_seconds = v,
+        Ok(None) => {}
+        Err(e) => errors.push(e),
     }
-    if let Some(v) = f.bool("guaranteed")? {
-        p.guaranteed = v;
+    match f.bool("guaranteed") {
+        Ok(Some(v)) => p.guaranteed = v,
+        Ok(None) => {}
+        Err(e) => errors.push(e),
     }
-    if let Some((v, at)) = f.string_at("mig_strategy")? {
-        p.mig_strategy = MigStrategy::parse(&v).ok_or_else(|| DecodeError {
-            offset: at,
-            message: format!("`policy.mig_strategy`: expected `mixed` or `single`, found {v:?}"),
-        })?;
+    match f.string_at("mig_strategy") {
+        Ok(Some((v, at))) => match MigStrategy::parse(&v) {
+            Some(m) => p.mig_strategy = m,
+            None => errors.push(DecodeError {
+                offset: at,
+                message: format!(
+                    "`policy.mig_strategy`: expected `mixed` or `single`, found {v:?}"
+                ),
+            }),
+        },
+        Ok(None) => {}
+        Err(e) => errors.push(e),
     }
-    f.finish()?;
-    p.validate().map_err(|e| DecodeError {
-        offset: node.span.start(),
-        message: e.to_string(),
+    errors.extend(f.finish_all());
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    p.validate().map_err(|e| {
+        vec![DecodeError {
+            offset: node.span.start(),
+            message: e.to_string(),
+        }]
     })?;
     Ok(p)
 }
@@ -481,9 +511,10 @@ impl Config {
             }
             k.finish()?;
         } }
-        key! {
-            if let Some(node) = fields.take("policy") {
-                config.policy = decode_policy(node)?;
+        if let Some(node) = fields.take("policy") {
+            match decode_policy(node) {
+                Ok(policy) => config.policy = policy,
+                Err(e) => errors.extend(e),
             }
         }
         key! { config.default_namespace = fields.string("namespace")?; }
@@ -1040,6 +1071,19 @@ mod tests {
         assert!(e.message.contains("`mixed` or `single`"), "{}", e.message);
         let e = parse("policy:\n  memory_margn: 0.2\n").unwrap_err();
         assert_eq!(e.line, 2);
+        // Every mistake in `policy:`, not the first only (issue 26), with the others'.
+        let e = parse(
+            "policy:\n  memroy_margin: 0.2\n  cpu_margn: 0.1\n  min_samples: 1.5\nexlcude: [x]\n",
+        )
+        .unwrap_err();
+        let lines: Vec<usize> = std::iter::once(e.line)
+            .chain(e.more.iter().map(|m| m.line))
+            .collect();
+        assert_eq!(lines, [2, 3, 4, 5], "{e}");
+        assert!(
+            e.more[0].message.contains("did you mean `cpu_margin`"),
+            "{e}"
+        );
         let e = parse("policy:\n  gpu_underuse_threshold: 7\n").unwrap_err();
         assert!(
             e.message.contains("gpu_underuse_threshold"),
