@@ -11,7 +11,7 @@ use crate::source::file::SourceFile;
 use crate::source::yaml::Stream;
 
 use super::error::FixError;
-use super::plan::{AppliedFix, FileFix, FixPlan, Rejections, Target};
+use super::plan::{lands_with, AppliedFix, FileFix, FixPlan, Rejections, Target};
 
 /// One plain file being fixed: its text as fixed by the rounds so far.
 pub(super) struct FileTarget<'f> {
@@ -91,7 +91,7 @@ impl Target for FileTarget<'_> {
                 .all(|p| p.fix.as_ref().is_none_or(|y| !overlaps(x, y)))
             {
                 picked.push(f);
-            } else if made_by(x, &picked) {
+            } else if lands_with(x, &picked) {
                 within.push(f);
             }
         }
@@ -122,7 +122,7 @@ impl Target for FileTarget<'_> {
         };
         let landed_within = within
             .into_iter()
-            .filter(|f| f.fix.as_ref().is_some_and(|x| made_by(x, &used)));
+            .filter(|f| f.fix.as_ref().is_some_and(|x| lands_with(x, &used)));
         for f in used.iter().copied().chain(landed_within) {
             let line = self.line_of(f);
             self.applied
@@ -159,14 +159,4 @@ impl Target for FileTarget<'_> {
             });
         }
     }
-}
-
-/// Whether the fixes of `picked` make every edit of `fix` (it has some): it lands with them.
-fn made_by(fix: &Fix, picked: &[&Finding]) -> bool {
-    !fix.edits.is_empty()
-        && fix.edits.iter().all(|e| {
-            picked
-                .iter()
-                .any(|p| p.fix.as_ref().is_some_and(|y| y.edits.contains(e)))
-        })
 }

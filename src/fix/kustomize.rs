@@ -25,7 +25,7 @@ use super::overlay_patch::{
     add_patch_entries, extend_json_patch, extend_patch, json_target, new_json_patch, new_patch,
     patch_stem, PatchEntry,
 };
-use super::plan::{place_in, AppliedFix, FileFix, FixPlan, Rejections, Target};
+use super::plan::{lands_with, place_in, AppliedFix, FileFix, FixPlan, Rejections, Target};
 use crate::edit::{apply, apply_change, overlaps, Edit, FieldChange, Fix};
 use crate::lint::{Linter, Run};
 use crate::rules::Finding;
@@ -538,9 +538,14 @@ impl<'r> KustomizeTarget<'r> {
 
 impl Target for KustomizeTarget<'_> {
     fn round(&mut self, findings: &[Finding], rejections: &mut Rejections) -> usize {
-        // One fix per field, and no two in-place edits on one spot: the rest wait a round.
+        // One fix per field, and no two in-place edits on one spot: the rest wait a round,
+        // but a fix whose every field another sets to the same value lands with it (the one
+        // setting more fields is taken first).
+        let mut sorted: Vec<&Finding> = findings.iter().collect();
+        sorted.sort_by_key(|f| std::cmp::Reverse(f.fix.as_ref().map_or(0, |x| x.changes.len())));
         let mut picked: Vec<&Finding> = Vec::new();
-        for f in findings {
+        let mut within: Vec<&Finding> = Vec::new();
+        for f in sorted {
             let Some(fix) = &f.fix else { continue };
             let clashes = picked.iter().filter_map(|p| p.fix.as_ref()).any(|q| {
                 (fix.document == q.document && touches_same(fix, q))
@@ -548,6 +553,8 @@ impl Target for KustomizeTarget<'_> {
             });
             if !clashes {
                 picked.push(f);
+            } else if lands_with(fix, &picked) {
+                within.push(f);
             }
         }
         let mut good: Vec<(&Finding, Mode)> = Vec::new();
@@ -581,7 +588,12 @@ impl Target for KustomizeTarget<'_> {
                 }
             }
         };
-        let used: Vec<&Finding> = used.into_iter().map(|(f, _)| f).collect();
+        let mut used: Vec<&Finding> = used.into_iter().map(|(f, _)| f).collect();
+        let landed: Vec<&Finding> = within
+            .into_iter()
+            .filter(|f| f.fix.as_ref().is_some_and(|x| lands_with(x, &used)))
+            .collect();
+        used.extend(landed);
         self.commit(&used, attempt);
         used.len()
     }

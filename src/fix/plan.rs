@@ -18,7 +18,7 @@ use super::error::FixError;
 use super::file::FileTarget;
 use super::helm::{as_release_object_fix, HelmTarget, ReleaseFix};
 use super::kustomize::{repo_readers, KustomizeTarget};
-use crate::edit::{Applicability, ChangeNote};
+use crate::edit::{Applicability, ChangeNote, Fix};
 use crate::lint::{Linter, Run};
 use crate::rules::{Finding, FixStatus, Origin};
 use crate::source::document::Segment;
@@ -428,6 +428,19 @@ pub struct Outcomes {
     refused: HashMap<FixKey, String>,
     /// The keys `--fix` considered (those it may apply).
     planned: HashSet<FixKey>,
+}
+
+/// Whether the fixes of `others` set every field `fix` sets, to the same value, in the same
+/// document: it lands with them (RES001 raising a limit that MEM001's requests = limits sets
+/// too), and is fixed, not left for a later round another rule's finding would take.
+pub(super) fn lands_with(fix: &Fix, others: &[&Finding]) -> bool {
+    !fix.changes.is_empty()
+        && fix.changes.iter().all(|c| {
+            others
+                .iter()
+                .filter_map(|o| o.fix.as_ref())
+                .any(|o| o.document == fix.document && o.changes.contains(c))
+        })
 }
 
 /// Records the plan's outcome per finding key, before `net_changes` folds fixes away.

@@ -713,3 +713,62 @@ fn measured_only_carries_every_measured_fix_and_nothing_else() {
         "{stderr}"
     );
 }
+
+/// RES001 (the limit raised to the measured 25Gi) and MEM001 (requests = limits = 25Gi) on one
+/// container: MEM001's fix makes RES001's edit too, so both land in the same round and both are
+/// fixable, in a plain file and through a Kustomize overlay; a second run has neither.
+#[test]
+fn a_fix_another_fix_makes_is_fixable_and_lands_with_it() {
+    const GIB: f64 = 1073741824.0;
+    let deployment = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: above, namespace: ml}\nspec:\n  template:\n    spec:\n      containers:\n        - name: main\n          image: vllm/vllm-openai:v0.10.0\n          resources:\n            requests: {cpu: \"4\", memory: 20Gi}\n            limits: {nvidia.com/gpu: 1, cpu: \"4\", memory: 16Gi}\n";
+    let snapshot = serde_json::json!({"version": 1, "window": "14d", "containers": [
+        {"namespace": "ml", "kind": "Deployment", "name": "above", "container": "main",
+         "samples": 20160, "history_seconds": 1209600,
+         "memory_bytes": {"p50": 18.0 * GIB, "p99": 21.0 * GIB, "max": 22.0 * GIB},
+         "cpu_cores": {"p50": 3.0, "p99": 3.5, "max": 3.9}, "oom_kills": 0}]});
+    let layouts: [&[(&str, &str)]; 2] = [
+        &[("apps/deploy.yaml", deployment)],
+        &[
+            ("apps/base/deploy.yaml", deployment),
+            ("apps/base/kustomization.yaml", "resources: [deploy.yaml]\n"),
+            ("apps/prod/kustomization.yaml", "resources: [../base]\n"),
+        ],
+    ];
+    for files in layouts {
+        let tmp = crate::support::common::temp_tree(files);
+        let dir = tmp.path();
+        std::fs::write(dir.join("metrics.json"), snapshot.to_string()).unwrap();
+        git(dir, &["init", "-q", "-b", "main"]);
+        let args = [
+            "--metrics",
+            "metrics.json",
+            "--select",
+            "RES001,MEM001",
+            "apps",
+        ];
+        let report = report_of(dir, &args);
+        let fixable: Vec<(String, bool)> = report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                (
+                    f["rule"].as_str().unwrap_or("-").to_string(),
+                    f["fixable"] == true,
+                )
+            })
+            .collect();
+        assert_eq!(
+            fixable,
+            [("RES001".to_string(), true), ("MEM001".to_string(), true)],
+            "{files:?}"
+        );
+        let mut fix = args.to_vec();
+        fix.push("--fix");
+        let (code, _, stderr) = run(dir, &fix);
+        assert!(code == 0 || code == 1, "{stderr}");
+        assert!(stderr.contains("fixed 2 finding(s)"), "{files:?}: {stderr}");
+        let after = report_of(dir, &args);
+        assert_eq!(after["findings"].as_array().unwrap().len(), 0, "{after}");
+    }
+}
