@@ -228,13 +228,45 @@ fn deleted_facts(repo: &Repository, tree: &git2::Tree) -> bool {
 
 /// The objects of a Helm release that differ from the release rendered from REF's chart and
 /// values files; `None` when that cannot be told (see the module documentation).
+/// What a release's render changed since REF, as [`RenderChange`] says it of a Kustomize root:
+/// the objects that differ (`None`: it cannot be rendered from REF's files, every object
+/// counts), and whether an object other verdicts read (a queue, a flavor, a claim template)
+/// changed, appeared or went away.
 fn changed_in_release(
     unit: &HelmUnit,
     repo: &Repository,
     tree: &git2::Tree,
     root: &Path,
+    engine: Option<&HelmEngine>,
+) -> (Option<HashSet<ObjectRef>>, bool) {
+    let now_roots = || unit.rendered.stream.documents.iter().map(|d| &d.root);
+    let Some((before, now)) = engine.and_then(|e| release_renders(unit, repo, tree, root, e))
+    else {
+        return (None, !dependencies(now_roots()).0.is_empty());
+    };
+    let (facts, _) =
+        dependencies(now_roots().chain(before.stream.documents.iter().map(|d| &d.root)));
+    let old = rendered_identities(before.stream.documents.iter().map(|d| &d.root));
+    let facts_changed = differing(&old, &now).any(|id| facts.contains(id));
+    let objects = now
+        .into_iter()
+        .filter(|(id, value)| old.get(id) != Some(value))
+        .map(|(id, _)| id)
+        .collect();
+    (Some(objects), facts_changed)
+}
+
+/// The release rendered from REF's chart and values files, and its objects today.
+fn release_renders(
+    unit: &HelmUnit,
+    repo: &Repository,
+    tree: &git2::Tree,
+    root: &Path,
     engine: &HelmEngine,
-) -> Option<HashSet<ObjectRef>> {
+) -> Option<(
+    crate::source::helm::RenderedRelease,
+    HashMap<ObjectRef, Json>,
+)> {
     let release = &unit.release;
     if let Some(declared) = &release.declared_in {
         if differs(blob_at(tree, root, declared).as_ref(), declared) {
@@ -274,14 +306,8 @@ fn changed_in_release(
         }
     }
     let rendered = engine.template(&before, None).ok()?;
-    let before = rendered_identities(rendered.stream.documents.iter().map(|d| &d.root));
     let now = rendered_identities(unit.rendered.stream.documents.iter().map(|d| &d.root));
-    Some(
-        now.into_iter()
-            .filter(|(id, value)| before.get(id) != Some(value))
-            .map(|(id, _)| id)
-            .collect(),
-    )
+    Some((rendered, now))
 }
 
 /// Compares every linted file with its version at `reference`, and every render reading a
@@ -390,7 +416,7 @@ pub fn scope(
             units.insert(i, None);
         }
     }
-    let releases = run
+    let changed_releases: Vec<(usize, &HelmUnit)> = run
         .releases
         .iter()
         .enumerate()
@@ -405,12 +431,15 @@ pub fn scope(
                 .iter()
                 .any(|p| differs(blob_at(&tree, &root, p).as_ref(), p))
         })
-        .map(|(i, unit)| {
-            let objects =
-                helm.and_then(|engine| changed_in_release(unit, &repo, &tree, &root, engine));
-            (i, objects)
-        })
         .collect();
+    let mut releases = BTreeMap::new();
+    for (i, unit) in changed_releases {
+        let (objects, facts) = changed_in_release(unit, &repo, &tree, &root, helm);
+        if facts {
+            facts_changed.insert(unit.cluster.clone());
+        }
+        releases.insert(i, objects);
+    }
     Ok(ChangedScope {
         kept_files: HashSet::new(),
         facts_changed,

@@ -627,3 +627,63 @@ fn a_chart_that_renders_the_time_costs_a_control_render_and_is_still_fixed() {
         "the lint's three, the edited values, and a second plain render for the stamp"
     );
 }
+
+/// A pull request that cuts the GPU quota of a ClusterQueue a Helm chart renders (a values
+/// file of the platform's Kueue chart) strands a Job that is not in the chart: `--changed-since`
+/// reports its KUE005 as a whole run does (issue 23: cross-object effects of rendered queues).
+#[test]
+fn changed_since_reports_what_a_chart_rendered_queue_change_strands() {
+    let helm = helm();
+    let helm = helm.to_str().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    crate::support::common::write_files(
+        dir,
+        &[
+            ("platform/kueue/Chart.yaml", "apiVersion: v2\nname: queues\nversion: 0.1.0\n"),
+            ("platform/kueue/values.yaml", "gpuQuota: 16\n"),
+            (
+                "platform/kueue/templates/queues.yaml",
+                "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata:\n  name: h100\n---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata:\n  name: training\nspec:\n  namespaceSelector: {}\n  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n    flavors:\n    - name: h100\n      resources:\n      - name: nvidia.com/gpu\n        nominalQuota: {{ .Values.gpuQuota }}\n---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\nmetadata:\n  name: team-a\n  namespace: training\nspec:\n  clusterQueue: training\n",
+            ),
+            (
+                "apps/job.yaml",
+                "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: finetune\n  namespace: training\n  labels:\n    kueue.x-k8s.io/queue-name: team-a\nspec:\n  parallelism: 1\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n      - name: trainer\n        image: nvcr.io/nvidia/pytorch:25.01-py3\n        resources:\n          limits: {nvidia.com/gpu: 8, cpu: \"32\", memory: 256Gi}\n",
+            ),
+        ],
+    );
+    git(dir, &["init", "-q"]);
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", "base"]);
+    let kue005 = |args: &[&str]| -> usize {
+        let (code, out, err) = run(dir, args);
+        assert!(code == 0 || code == 1, "{err}");
+        findings(&out)
+            .iter()
+            .filter(|f| f["rule"] == "KUE005")
+            .count()
+    };
+    let scoped = [
+        "--helm",
+        helm,
+        "--select",
+        "KUE005",
+        "--format",
+        "json",
+        "--changed-since",
+        "HEAD",
+        ".",
+    ];
+    let whole = [
+        "--helm", helm, "--select", "KUE005", "--format", "json", ".",
+    ];
+    assert_eq!(kue005(&whole), 0);
+    // The pull request: the chart's default quota goes from 16 to 4 GPUs.
+    fs::write(dir.join("platform/kueue/values.yaml"), "gpuQuota: 4\n").unwrap();
+    assert_eq!(kue005(&whole), 1);
+    assert_eq!(
+        kue005(&scoped),
+        1,
+        "the stranded Job is the pull request's doing"
+    );
+}
