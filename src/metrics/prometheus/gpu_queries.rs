@@ -93,12 +93,18 @@ pub fn promql(q: GpuQuery, user: &str, w: &str, s: &str, by: &str) -> String {
             "max by ({pod}) ({})",
             kv(&|m| format!("max_over_time({m}[{w}])"))
         ),
-        GpuQuery::PerGpuSpan => format!(
-            "min by ({by}, {GPU_LABELS}, {SIGNAL}) (\
-             label_replace(min_over_time(timestamp({fb_used})[{w}:{s}]), \"{SIGNAL}\", \"first\", \"\", \"\")) \
-             or max by ({by}, {GPU_LABELS}, {SIGNAL}) (\
-             label_replace(max_over_time(timestamp({fb_used})[{w}:{s}]), \"{SIGNAL}\", \"last\", \"\", \"\"))"
-        ),
+        // The times of the framebuffer series, else of the activity ones (an exporter
+        // configured without `DCGM_FI_DEV_FB_USED`): `timestamp` drops the name, so `or`
+        // keeps one series per GPU and pod.
+        GpuQuery::PerGpuSpan => {
+            let seen = format!("(timestamp({fb_used}) or timestamp({util}) or timestamp({engine}))");
+            format!(
+                "min by ({by}, {GPU_LABELS}, {SIGNAL}) (\
+                 label_replace(min_over_time({seen}[{w}:{s}]), \"{SIGNAL}\", \"first\", \"\", \"\")) \
+                 or max by ({by}, {GPU_LABELS}, {SIGNAL}) (\
+                 label_replace(max_over_time({seen}[{w}:{s}]), \"{SIGNAL}\", \"last\", \"\", \"\"))"
+            )
+        }
     }
 }
 
@@ -115,7 +121,8 @@ fn fold_min(slot: &mut Option<f64>, v: f64) {
 struct GpuSeen {
     engine_avg: Option<f64>,
     util_avg: Option<f64>,
-    /// First and last sample time (unix seconds) of its framebuffer series for this pod.
+    /// First and last sample time (unix seconds) of its framebuffer series for this pod (else
+    /// of its activity series).
     first: Option<f64>,
     last: Option<f64>,
 }
