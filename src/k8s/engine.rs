@@ -455,9 +455,17 @@ mod tests {
         let ids: Vec<&str> = engines.iter().map(|e| e.id.as_str()).collect();
         assert_eq!(
             ids,
-            ["vllm", "sglang", "tgi", "trtllm", "triton", "torchrun"]
+            [
+                "vllm",
+                "ray-serve-llm",
+                "sglang",
+                "tgi",
+                "trtllm",
+                "triton",
+                "torchrun"
+            ]
         );
-        assert_eq!(table().len(), 6);
+        assert_eq!(table().len(), 7);
         assert!(by_id("torchrun").is_some_and(|e| e.preallocates.is_none()));
         assert!(by_id("vllm").is_some_and(|e| e.preallocates.is_some()));
     }
