@@ -153,15 +153,14 @@ fn check_guaranteed(cx: &Context, w: &Workload, c: &Container, gpu: bool, hits: 
                     // Equal, or a request above the limit: RES001's, not a QoS matter.
                     continue;
                 }
-                let message = format!(
-                    "{subject} requests {resource} {rv} but is limited to {lv}: Burstable \
-                     QoS pods are evicted before Guaranteed ones and excluded from the \
-                     static CPU manager and topology alignment"
-                );
                 let hit = Hit::new(
                     Rule::GpuBurstableQos,
                     req.value.span,
-                    message.clone(),
+                    format!(
+                        "{subject} requests {resource} {rv} but is limited to {lv}: Burstable \
+                         QoS pods are evicted before Guaranteed ones and excluded from the \
+                         static CPU manager and topology alignment"
+                    ),
                     format!("request {rv} != limit {lv}"),
                 )
                 .container(c);
@@ -189,17 +188,17 @@ fn check_guaranteed(cx: &Context, w: &Workload, c: &Container, gpu: bool, hits: 
                 if gpu && resource == "memory" && size.is_some() {
                     continue;
                 }
+                let hit = Hit::new(
+                    Rule::GpuBurstableQos,
+                    req.key.span,
+                    format!(
+                        "{subject} requests {resource} ({rv}) without a limit: Burstable QoS, \
+                         evicted before Guaranteed pods and excluded from the static CPU manager"
+                    ),
+                    "request without a limit".into(),
+                )
+                .container(c);
                 if let Some(size) = size {
-                    let hit = Hit::new(
-                        Rule::GpuBurstableQos,
-                        req.key.span,
-                        format!(
-                            "{subject} requests {resource} ({rv}) without a limit: Burstable QoS, \
-                             evicted before Guaranteed pods and excluded from the static CPU manager"
-                        ),
-                        "request without a limit".into(),
-                    )
-                    .container(c);
                     hits.push(measured(hit, cx, c, resource, &size));
                     continue;
                 }
@@ -216,20 +215,10 @@ fn check_guaranteed(cx: &Context, w: &Workload, c: &Container, gpu: bool, hits: 
                     )
                 });
                 hits.push(
-                    Hit::new(
-                        Rule::GpuBurstableQos,
-                        req.key.span,
-                        format!(
-                            "{subject} requests {resource} ({rv}) without a limit: Burstable QoS, \
-                             evicted before Guaranteed pods and excluded from the static CPU manager"
-                        ),
-                        "request without a limit".into(),
-                    )
-                    .help(format!(
+                    hit.help(format!(
                         "add a {resource} limit equal to the request ({rv}); an unsafe fix \
                          (--unsafe-fixes): the container can then no longer use more than it requests"
                     ))
-                    .container(c)
                     .with_fix(fix),
                 );
             }

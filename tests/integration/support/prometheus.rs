@@ -117,9 +117,42 @@ pub struct Prometheus {
     agent: ureq::Agent,
 }
 
-fn free_port() -> u16 {
+pub fn free_port() -> u16 {
     let l = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
     l.local_addr().expect("local addr").port()
+}
+
+/// Waits until `url` answers 2xx, the server `child` having not exited, for at most `limit`.
+pub fn wait_ready(
+    child: &mut Child,
+    agent: &ureq::Agent,
+    url: &str,
+    limit: Duration,
+) -> Result<(), String> {
+    let start = Instant::now();
+    loop {
+        if let Ok(Some(status)) = child.try_wait() {
+            return Err(format!("the server exited early: {status}"));
+        }
+        if let Ok(resp) = agent.get(url).call() {
+            if resp.status().is_success() {
+                return Ok(());
+            }
+        }
+        if start.elapsed() > limit {
+            return Err(format!("not ready after {limit:?}"));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A server's log file, as far as it was written.
+pub fn log_text(log: &Path) -> String {
+    let mut s = String::new();
+    if let Ok(mut f) = std::fs::File::open(log) {
+        let _ = f.read_to_string(&mut s);
+    }
+    s
 }
 
 impl Prometheus {
@@ -187,30 +220,12 @@ impl Prometheus {
     }
 
     fn wait_ready(&mut self, limit: Duration) -> Result<(), String> {
-        let start = Instant::now();
         let ready = format!("{}/-/ready", self.url);
-        loop {
-            if let Ok(Some(status)) = self.child.try_wait() {
-                return Err(format!("prometheus exited early: {status}"));
-            }
-            if let Ok(resp) = self.agent.get(&ready).call() {
-                if resp.status().is_success() {
-                    return Ok(());
-                }
-            }
-            if start.elapsed() > limit {
-                return Err(format!("not ready after {limit:?}"));
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        wait_ready(&mut self.child, &self.agent, &ready, limit)
     }
 
     pub fn log_text(&self) -> String {
-        let mut s = String::new();
-        if let Ok(mut f) = std::fs::File::open(&self.log) {
-            let _ = f.read_to_string(&mut s);
-        }
-        s
+        log_text(&self.log)
     }
 
     /// Sum of `prometheus_http_requests_total{handler="/api/v1/query"}` over all codes.

@@ -2,11 +2,11 @@
 //! loopback port with its own data folder, import OpenMetrics text through its Prometheus
 //! import API, flush, and serve the same PromQL API gpulint queries; killed on drop.
 
-use std::io::Read as _;
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use super::prometheus::free_port;
 
 /// The server binary: `GPULINT_VICTORIA_METRICS`, else `victoria-metrics` on PATH. A missing
 /// binary fails the test (scripts/test installs the package); `GPULINT_SKIP_PROMETHEUS=1`
@@ -41,11 +41,6 @@ pub struct VictoriaMetrics {
     pub url: String,
     log: PathBuf,
     agent: ureq::Agent,
-}
-
-fn free_port() -> u16 {
-    let l = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
-    l.local_addr().expect("local addr").port()
 }
 
 impl VictoriaMetrics {
@@ -91,22 +86,8 @@ impl VictoriaMetrics {
     }
 
     fn wait_ready(&mut self, limit: Duration) -> Result<(), String> {
-        let start = Instant::now();
         let health = format!("{}/health", self.url);
-        loop {
-            if let Ok(Some(status)) = self.child.try_wait() {
-                return Err(format!("victoria-metrics exited early: {status}"));
-            }
-            if let Ok(resp) = self.agent.get(&health).call() {
-                if resp.status().is_success() {
-                    return Ok(());
-                }
-            }
-            if start.elapsed() > limit {
-                return Err(format!("not ready after {limit:?}"));
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        super::prometheus::wait_ready(&mut self.child, &self.agent, &health, limit)
     }
 
     /// Imports OpenMetrics files (timestamps in seconds) through `/api/v1/import/prometheus`
@@ -139,11 +120,7 @@ impl VictoriaMetrics {
     }
 
     pub fn log_text(&self) -> String {
-        let mut s = String::new();
-        if let Ok(mut f) = std::fs::File::open(&self.log) {
-            let _ = f.read_to_string(&mut s);
-        }
-        s
+        super::prometheus::log_text(&self.log)
     }
 }
 
