@@ -179,7 +179,8 @@ fn changed_in_render(
 ) -> RenderChange {
     let now = rendered_identities(unit.objects.iter());
     // The built-in renderer only: an external kustomize would read today's files.
-    let Ok(mut before) = kustomize::render(&unit.dir, sources, &settings.options()) else {
+    let applied = crate::source::units::applier_sources(&unit.dir, &unit.post, sources);
+    let Ok(mut before) = kustomize::render(&unit.dir, &applied, &settings.options()) else {
         let (facts, substitution) = dependencies(unit.objects.iter());
         return RenderChange {
             objects: None,

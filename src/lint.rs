@@ -208,7 +208,7 @@ impl Linter {
         let declarations = self.declaration_files(paths, &mut files);
         // Which cluster applies each render and file: before the Helm releases, since a Flux
         // HelmRelease inside a render is declared as its cluster applies it.
-        let (units, mut placement) = deploy::place(
+        let (mut units, mut placement) = deploy::place(
             &files,
             &declarations,
             units,
@@ -216,6 +216,7 @@ impl Linter {
             &self.config.clusters,
             &mut notes,
         );
+        units::render_components(&mut units, &mut files, &self.render, &mut notes);
         // Declarations are read even when the repository holds no chart or there is no engine:
         // a HelmRelease whose chart is elsewhere is then named in a note.
         let root = self

@@ -876,6 +876,17 @@ fn flux_deployments(
                 file: f.file_path.clone(),
                 stream: file.stream.clone(),
             });
+        // `spec.components`: added to the root's kustomization, relative to `spec.path`. A
+        // folder without a kustomization of its own has none to add them to.
+        let mut components: Vec<Node> = tagged(&["spec", "components"])
+            .and_then(|n| n.as_seq().map(<[Node]>::to_vec))
+            .unwrap_or_default();
+        if !components.is_empty() && folder.whole_tree {
+            notes.push(format!(
+                "{by}: spec.components on a folder without a kustomization.yaml is not applied by gpulint; linted without them"
+            ));
+            components.clear();
+        }
         let post = PostRender {
             overlay,
             namespace: tagged(&["spec", "targetNamespace"]),
@@ -883,12 +894,8 @@ fn flux_deployments(
             name_prefix: tagged(&["spec", "namePrefix"]),
             name_suffix: tagged(&["spec", "nameSuffix"]),
             substitute,
+            components,
         };
-        if f.object.get_path(&["spec", "components"]).is_some() {
-            notes.push(format!(
-                "{by}: spec.components is not applied by gpulint yet; its render is linted without it"
-            ));
-        }
         out.push(Deployment {
             cluster: clusters[i].clone(),
             folder,

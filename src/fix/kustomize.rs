@@ -33,7 +33,7 @@ use crate::source::discover::{discover, Input};
 use crate::source::document::{plain, Segment};
 use crate::source::file::{display_path, FileRole, SourceFile};
 use crate::source::kustomize::normalize;
-use crate::source::units::{render_root, render_unit, RenderUnit, RunSources};
+use crate::source::units::{render_root, render_root_for, render_unit, RenderUnit, RunSources};
 use crate::source::yaml::{Node, Stream};
 
 /// How many renders in the repository read each file (by normalized path): this run's and
@@ -302,7 +302,7 @@ impl<'r> KustomizeTarget<'r> {
         }
         let settings = &self.linter.render;
         let sources = RunSources::new(&self.files, HashMap::new(), settings.boundary.clone());
-        let rendered = render_root(&self.unit.dir, &sources, settings)
+        let rendered = render_root_for(&self.unit.dir, &self.unit.post, &sources, settings)
             .map_err(|e| FixError::OverlayDoesNotRender(e.message))?;
         rendered
             .objects

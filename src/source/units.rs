@@ -16,7 +16,7 @@ use crate::source::discover::Input;
 use crate::source::file::{display_path, file_index, find_file, FileRole, InputError, SourceFile};
 use crate::source::helm;
 use crate::source::kustomize::{self, normalize, LoadRestrictor, Options, Reorder, Sources};
-use crate::source::yaml::{Node, SourceId, Stream};
+use crate::source::yaml::{Entry, Node, ScalarKind, SourceId, Stream, Value};
 
 /// One rendered Kustomize root.
 #[derive(Clone, Debug)]
@@ -56,6 +56,10 @@ pub struct PostRender {
     pub name_prefix: Option<Node>,
     pub name_suffix: Option<Node>,
     pub substitute: Option<crate::source::substitute::Substitution>,
+    /// Kustomize components the applier adds to the root's own kustomization (Flux's
+    /// `spec.components`, paths relative to the root), as written in the declaring file. Unlike
+    /// the rest, they change the render itself: see [`render_root_for`].
+    pub components: Vec<Node>,
 }
 
 /// An applier's patches and image rewrites, and the file that writes them.
@@ -74,6 +78,7 @@ impl PostRender {
             && self.name_prefix.is_none()
             && self.name_suffix.is_none()
             && self.substitute.is_none()
+            && self.components.is_empty()
     }
 
     /// Why the overlay does not apply to a root's render, if it does not.
@@ -334,17 +339,144 @@ pub fn render_root(
     }
 }
 
-/// Renders a unit's root again (the fixer's verification): the root, then what its applier
-/// does on top (`post`).
+/// Renders a unit's root again (the fixer's verification): the root with its applier's
+/// components, then what its applier does on top (`post`).
 pub fn render_unit(
     dir: &Path,
     post: &PostRender,
     sources: &dyn Sources,
     settings: &RenderSettings,
 ) -> Result<kustomize::Rendered, kustomize::RenderError> {
-    let mut rendered = render_root(dir, sources, settings)?;
+    let mut rendered = render_root_for(dir, post, sources, settings)?;
     post.apply(&mut rendered.objects);
     Ok(rendered)
+}
+
+/// Renders `dir` as its applier builds it: with the components `post` adds to its
+/// kustomization's own (as Flux's kustomize-controller appends `spec.components` to the
+/// `components` of the kustomization at `spec.path`), before any other transform.
+pub fn render_root_for(
+    dir: &Path,
+    post: &PostRender,
+    sources: &dyn Sources,
+    settings: &RenderSettings,
+) -> Result<kustomize::Rendered, kustomize::RenderError> {
+    render_root(dir, &applier_sources(dir, post, sources), settings)
+}
+
+/// `sources` as the applier of `dir` presents them to Kustomize: its kustomization file with
+/// the components `post` adds.
+pub fn applier_sources<'a>(
+    dir: &Path,
+    post: &'a PostRender,
+    sources: &'a dyn Sources,
+) -> WithComponents<'a> {
+    let kustomization = kustomize::kustomization_file(dir)
+        .filter(|_| !post.components.is_empty())
+        .map(|f| normalize(&f));
+    WithComponents {
+        inner: sources,
+        kustomization,
+        components: &post.components,
+    }
+}
+
+/// `inner`, with `components` appended to the `components` of one kustomization file (none:
+/// `inner` as it is).
+pub struct WithComponents<'a> {
+    inner: &'a dyn Sources,
+    kustomization: Option<PathBuf>,
+    components: &'a [Node],
+}
+
+impl Sources for WithComponents<'_> {
+    fn load(&self, path: &Path) -> std::io::Result<Arc<Stream>> {
+        let stream = self.inner.load(path)?;
+        if self.kustomization.as_deref() != Some(normalize(path).as_path()) {
+            return Ok(stream);
+        }
+        let mut stream = (*stream).clone();
+        if let Some(root) = stream.documents.first_mut().map(|d| &mut d.root) {
+            let span = root.span;
+            if let Value::Map(entries) = &mut root.value {
+                match entries
+                    .iter_mut()
+                    .find(|e| e.key.text() == Some("components"))
+                {
+                    Some(Entry {
+                        value:
+                            Node {
+                                value: Value::Seq(list),
+                                ..
+                            },
+                        ..
+                    }) => list.extend(self.components.iter().cloned()),
+                    Some(_) => {} // not a list: the renderer reports it
+                    None => entries.push(Entry {
+                        key: Node {
+                            span,
+                            ..Node::scalar("components", ScalarKind::Str)
+                        },
+                        value: Node {
+                            value: Value::Seq(self.components.to_vec()),
+                            span,
+                            flow: false,
+                            via_alias: false,
+                        },
+                    }),
+                }
+            }
+        }
+        Ok(Arc::new(stream))
+    }
+
+    fn is_dir(&self, path: &Path) -> bool {
+        self.inner.is_dir(path)
+    }
+
+    fn is_file(&self, path: &Path) -> bool {
+        self.inner.is_file(path)
+    }
+}
+
+/// Renders again, with their components, the units whose applier adds Kustomize components
+/// (they were rendered from their own kustomization before the declarations were read), then
+/// applies the rest of what the applier does. A root that does not render so keeps its plain
+/// render, with a note.
+pub fn render_components(
+    units: &mut [RenderUnit],
+    files: &mut Vec<SourceFile>,
+    settings: &RenderSettings,
+    notes: &mut Vec<String>,
+) {
+    for unit in units.iter_mut().filter(|u| !u.post.components.is_empty()) {
+        let sources = RunSources::new(files, HashMap::new(), settings.boundary.clone());
+        match render_root_for(&unit.dir, &unit.post, &sources, settings) {
+            Ok(mut r) => {
+                unit.substituted = Arc::new(unit.post.apply(&mut r.objects));
+                unit.objects = r.objects;
+                for (path, stream) in sources.added() {
+                    files.push(SourceFile {
+                        name: display_path(&path),
+                        input: Input::File(path),
+                        stream,
+                        role: FileRole::Support,
+                    });
+                }
+                unit.files = r.files.iter().filter_map(|p| sources.index_of(p)).collect();
+                // Linted through this render, not on their own.
+                for &i in &unit.files {
+                    if let Some(file) = files.get_mut(i).filter(|f| f.role == FileRole::Plain) {
+                        file.role = FileRole::Rendered;
+                    }
+                }
+            }
+            Err(e) => notes.push(format!(
+                "{}: the components its applier adds do not render ({}); linted without them",
+                unit.name, e.message
+            )),
+        }
+    }
 }
 
 /// Renders every root, appends the files the renders read to `files`, marks the files that are
@@ -380,9 +512,16 @@ pub fn build(
     let mut results: Vec<Option<Result<kustomize::Rendered, kustomize::RenderError>>> =
         roots.iter().map(|_| None).collect();
     let mut built: BTreeSet<PathBuf> = BTreeSet::new();
+    let mut components: Vec<PathBuf> = Vec::new();
     for i in order {
         let root = &roots[i];
         if is_listed(&i) && built.contains(&normalize(root)) {
+            continue;
+        }
+        // A Component is only ever included by other kustomizations (its patches are partial
+        // objects, linted through the renders that include it).
+        if kustomize::is_component(root, &sources) {
+            components.push(root.clone());
             continue;
         }
         let result = render_root(root, &sources, settings);
@@ -455,7 +594,7 @@ pub fn build(
     let mut through_renders: BTreeSet<usize> = units.iter().flat_map(|u| u.files.clone()).collect();
     // The patches of a root that failed to render are partial objects: linted raw they would
     // only add false positives next to the render error.
-    for root in &failed_roots {
+    for root in failed_roots.iter().chain(&components) {
         through_renders.extend(patch_files(root).iter().filter_map(|p| index_of(p)));
     }
     for f in through_renders {

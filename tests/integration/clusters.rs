@@ -1250,3 +1250,94 @@ fn a_flux_kustomizations_patches_and_images_are_applied() {
         "{stderr}"
     );
 }
+
+/// Flux's `spec.components` (paths relative to `spec.path`) are added to the root's own
+/// kustomization, as kustomize-controller does (issue 23): prod's Kustomization adds a
+/// component that sets the trainer's memory. Its value is what prod is judged by, at
+/// the component's patch (kubectl kustomize of the root with the component listed is the
+/// oracle), and `--fix` edits the component's patch, verified by rendering it again.
+#[test]
+fn flux_components_are_rendered_into_their_clusters_root() {
+    let (_tmp, root) = committed_fixture();
+    crate::support::common::write_files(
+        &root,
+        &[
+            (
+                "components/long-context/kustomization.yaml",
+                "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\npatches:\n  - path: memory.yaml\n",
+            ),
+            (
+                "components/long-context/memory.yaml",
+                "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: finetune-llama\n  namespace: training\nspec:\n  template:\n    spec:\n      containers:\n        - name: trainer\n          resources:\n            requests:\n              memory: 200Gi\n            limits:\n              memory: 200Gi\n",
+            ),
+        ],
+    );
+    edit(
+        &root,
+        "clusters/prod/apps.yaml",
+        "  path: ./apps/prod\n",
+        "  path: ./apps/prod\n  components:\n    - ../../components/long-context\n",
+    );
+    // The oracle: the root with the component listed, as kustomize-controller builds it.
+    let oracle = root.join("oracle");
+    copy_dir(&root.join("apps"), &oracle.join("apps"));
+    copy_dir(&root.join("components"), &oracle.join("components"));
+    edit(
+        &oracle,
+        "apps/prod/kustomization.yaml",
+        "patches:\n",
+        "components:\n  - ../../components/long-context\npatches:\n",
+    );
+    let rendered = kustomize(&oracle, "apps/prod");
+    assert_eq!(rendered_field(&rendered, "trainer", "memory"), "200Gi");
+    std::fs::remove_dir_all(&oracle).unwrap();
+
+    let prod_trainer = |report: &Value| -> Vec<(String, String, String)> {
+        report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["cluster"] == "prod" && f["object"]["name"] == "finetune-llama")
+            .map(|f| {
+                let s = |v: &Value| v.as_str().unwrap_or_default().to_string();
+                (s(&f["rule"]), s(&f["file"]), s(&f["message"]))
+            })
+            .collect()
+    };
+    let (_, report, stderr) = lint_json(&root, &["."]);
+    assert!(!stderr.contains("spec.components"), "{stderr}");
+    let found = prod_trainer(&report);
+    let mem001: Vec<&(String, String, String)> =
+        found.iter().filter(|(r, ..)| r == "MEM001").collect();
+    assert_eq!(mem001.len(), 1, "{found:?}");
+    assert_eq!(mem001[0].1, "components/long-context/memory.yaml");
+    assert!(
+        mem001[0].2.starts_with("memory limit 200Gi"),
+        "{:?}",
+        mem001[0]
+    );
+    // Staging does not add the component.
+    let staging = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["cluster"] == "staging")
+        .all(|f| f["file"] != "components/long-context/memory.yaml");
+    assert!(staging, "{report}");
+
+    // The fix lands in the component's patch; prod renders it, and a second run is clean.
+    let (code, _, stderr) = output(
+        gpulint()
+            .current_dir(&root)
+            .args([".", "--fix", "--select", "MEM001"]),
+    );
+    assert!(code == 0 || code == 1, "{stderr}");
+    assert!(!stderr.contains("not fixed"), "{stderr}");
+    let patch = std::fs::read_to_string(root.join("components/long-context/memory.yaml")).unwrap();
+    assert!(!patch.contains("200Gi"), "{patch}");
+    let (_, after, _) = lint_json(&root, &[".", "--select", "MEM001"]);
+    assert!(
+        !prod_trainer(&after).iter().any(|(r, ..)| r == "MEM001"),
+        "{after}"
+    );
+}

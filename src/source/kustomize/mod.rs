@@ -46,6 +46,19 @@ pub use readers::roots_reading;
 pub const KUSTOMIZATION_FILE_NAMES: [&str; 3] =
     ["kustomization.yaml", "kustomization.yml", "Kustomization"];
 
+/// Whether the kustomization in `dir` is a `kind: Component`: a piece other kustomizations
+/// include, never built (or applied) on its own.
+pub fn is_component(dir: &Path, sources: &dyn Sources) -> bool {
+    let Some(file) = load::find_kustomization(dir, sources) else {
+        return false;
+    };
+    sources
+        .load(&file)
+        .ok()
+        .and_then(|stream| kustomization::parse(&stream, &file).ok())
+        .is_some_and(|k| k.is_component)
+}
+
 /// The kustomization file of `dir` on disk, if it has one.
 pub fn kustomization_file(dir: &Path) -> Option<PathBuf> {
     KUSTOMIZATION_FILE_NAMES
