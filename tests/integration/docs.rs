@@ -2,7 +2,8 @@
 //! own list, `gpulint::config::CONFIG_KEYS`), every subcommand, flag and environment variable
 //! of the real command line (clap's `Cli::command()`) and every rule of the registry is
 //! documented in `docs/`; every relative link and `#anchor` of README.md, ARCHITECTURE.md,
-//! docs/*.md and rules/*.md points at a file that exists and a heading it has (GitHub's slugs);
+//! docs/*.md, rules/*.md and the bench, fuzz and demo READMEs points at a file that exists and a
+//! heading it has (GitHub's slugs);
 //! and the README's first run is what the demo prints.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -291,7 +292,15 @@ fn join(base: &Path, target: &str) -> PathBuf {
 
 /// The markdown files whose links are checked, by their path from the crate root.
 fn linked_pages() -> Vec<String> {
-    let mut pages = vec!["README.md".to_string(), "ARCHITECTURE.md".to_string()];
+    let mut pages: Vec<String> = [
+        "README.md",
+        "ARCHITECTURE.md",
+        "bench/README.md",
+        "fuzz/README.md",
+        "testdata/demo/README.md",
+    ]
+    .map(String::from)
+    .to_vec();
     pages.extend(docs_pages());
     for entry in std::fs::read_dir(root().join("rules")).expect("rules/") {
         let name = entry.unwrap().file_name().into_string().unwrap();
