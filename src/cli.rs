@@ -37,8 +37,8 @@ The snapshot is JSON, version 1: `window`, `collected_at`, `source`, and `contai
 and `cpu_cores` ({p50, p99, max}), the GPU series (`gpu_memory_bytes`, `gpu_utilization`, \
 `gpu_engine_active`, `gpu_count`, `gpus_used`, `gpu_model`, `kv_cache_usage`) and `oom_kills`; \
 `nodes` holds each node's labels and allocatable resources (FIT001). Every series is optional: \
-missing means not measured, never zero. The README's \"Measured headroom\" section documents \
-every field.",
+missing means not measured, never zero. docs/measurements.md (\"The snapshot format\") \
+documents every field.",
         mut_arg("paths", |a| a.help(
             "Files or folders of the workloads to measure (their manifests, Kustomize roots and \
              Helm charts, rendered as for linting); `-` reads stdin"

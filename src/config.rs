@@ -182,6 +182,81 @@ fn rule_id(node: &Node) -> Result<Rule, DecodeError> {
     })
 }
 
+/// Every key of `.gpulint.yaml`, by where it is (`""` the top level, `charts[]` an entry of the
+/// `charts` list, `rules.<ID>` a rule's mapping): what the parser reads and an unknown key's
+/// error lists, and what `tests/integration/docs.rs` holds docs/configuration.md to.
+pub const CONFIG_KEYS: &[(&str, &[&str])] = &[
+    ("", TOP_KEYS),
+    ("rules.<ID>", RULE_KEYS),
+    ("ignore[]", IGNORE_KEYS),
+    ("clusters[]", CLUSTER_KEYS),
+    ("charts[]", CHART_KEYS),
+    ("kueue", KUEUE_KEYS),
+    ("kustomize", KUSTOMIZE_KEYS),
+    ("namespaces[]", NAMESPACE_KEYS),
+    ("policy", POLICY_KEYS),
+    ("prometheus", PROMETHEUS_KEYS),
+    ("prometheus.selectors[]", SELECTOR_KEYS),
+    ("workloads[]", crate::k8s::catalog::KIND_KEYS),
+];
+
+/// Keys the parser knows only to refuse them with an error of their own: a repository file may
+/// not name a program or where secrets go (`helm` is not among the top level's keys).
+pub const REFUSED_KEYS: &[&str] = &["helm", "prometheus.url", "prometheus.token_file"];
+
+const TOP_KEYS: &[&str] = &[
+    "rules",
+    "exclude",
+    "ignore",
+    "metrics",
+    "clusters",
+    "charts",
+    "gpu_resources",
+    "gpu_device_classes",
+    "kueue",
+    "kustomize",
+    "namespace",
+    "namespaces",
+    "policy",
+    "prometheus",
+    "workloads",
+];
+const RULE_KEYS: &[&str] = &["enabled", "severity"];
+const IGNORE_KEYS: &[&str] = &["path", "rules"];
+const CLUSTER_KEYS: &[&str] = &["name", "paths"];
+const CHART_KEYS: &[&str] = &["path", "release", "namespace", "values", "remote"];
+const KUEUE_KEYS: &[&str] = &["required"];
+const KUSTOMIZE_KEYS: &[&str] = &["load_restrictor"];
+const NAMESPACE_KEYS: &[&str] = &["path", "namespace"];
+const POLICY_KEYS: &[&str] = &[
+    "memory_margin",
+    "cpu_margin",
+    "oom_bump_factor",
+    "memory_round_tolerance",
+    "cpu_round_tolerance",
+    "min_samples",
+    "min_history_seconds",
+    "overprovision_factor",
+    "cpu_far_factor",
+    "gpu_underuse_threshold",
+    "gpu_memory_pressure",
+    "kv_cache_pressure",
+    "mig_strategy",
+    "guaranteed",
+];
+const PROMETHEUS_KEYS: &[&str] = &[
+    "url",
+    "token_file",
+    "window",
+    "headers",
+    "ca",
+    "timeout",
+    "selector",
+    "selectors",
+    "cluster_label",
+];
+const SELECTOR_KEYS: &[&str] = &["path", "selector"];
+
 fn decode_rule_setting(node: &Node) -> Result<RuleSetting, DecodeError> {
     if let Some(text) = node.text() {
         return match text {
@@ -206,7 +281,7 @@ fn decode_rule_setting(node: &Node) -> Result<RuleSetting, DecodeError> {
                 }),
         };
     }
-    let mut fields = Fields::new(node, "rule setting")?;
+    let mut fields = Fields::with_keys(node, "rule setting", RULE_KEYS)?;
     let enabled = fields.bool("enabled")?;
     let severity = match fields.string_at("severity")? {
         None => None,
@@ -220,7 +295,7 @@ fn decode_rule_setting(node: &Node) -> Result<RuleSetting, DecodeError> {
 }
 
 fn decode_prometheus(node: &Node) -> Result<PrometheusConfig, DecodeError> {
-    let mut f = Fields::new(node, "`prometheus`")?;
+    let mut f = Fields::with_keys(node, "`prometheus`", PROMETHEUS_KEYS)?;
     if let Some((_, offset)) = f.string_at("url")? {
         return Err(DecodeError {
             offset,
@@ -306,7 +381,7 @@ fn decode_prometheus(node: &Node) -> Result<PrometheusConfig, DecodeError> {
     }
     if let Some(list) = f.seq("selectors")? {
         for item in list {
-            let mut sf = Fields::new(item, "`prometheus.selectors` entry")?;
+            let mut sf = Fields::with_keys(item, "`prometheus.selectors` entry", SELECTOR_KEYS)?;
             let (pattern, at) = sf.string_at("path")?.ok_or_else(|| DecodeError {
                 offset: item.span.start(),
                 message: "`prometheus.selectors` entry: missing required key `path`".into(),
@@ -350,7 +425,7 @@ fn selector(node: &Node) -> Result<String, DecodeError> {
 }
 
 fn decode_policy(node: &Node) -> Result<Policy, Vec<DecodeError>> {
-    let mut f = Fields::new(node, "`policy`").map_err(|e| vec![e])?;
+    let mut f = Fields::with_keys(node, "`policy`", POLICY_KEYS).map_err(|e| vec![e])?;
     let mut p = Policy::default();
     // Each key on its own: one mistake does not hide the next.
     let mut errors: Vec<DecodeError> = Vec::new();
@@ -441,7 +516,7 @@ impl Config {
         if root.is_null() {
             return Ok(config);
         }
-        let mut fields = Fields::new(root, "config").map_err(|e| vec![e])?;
+        let mut fields = Fields::with_keys(root, "config", TOP_KEYS).map_err(|e| vec![e])?;
         // Each key is decoded on its own: an error in one does not hide the others'.
         let mut errors: Vec<DecodeError> = Vec::new();
         macro_rules! key {
@@ -481,13 +556,13 @@ impl Config {
         }
         key! {
             if let Some(kueue) = fields.take("kueue") {
-                let mut k = Fields::new(kueue, "`kueue`")?;
+                let mut k = Fields::with_keys(kueue, "`kueue`", KUEUE_KEYS)?;
                 config.kueue_required = k.bool("required")?.unwrap_or(false);
                 k.finish()?;
             }
         }
         key! { if let Some(kustomize) = fields.take("kustomize") {
-            let mut k = Fields::new(kustomize, "`kustomize`")?;
+            let mut k = Fields::with_keys(kustomize, "`kustomize`", KUSTOMIZE_KEYS)?;
             // `root-only` (the default) is accepted; `none` widens what a render reads, which
             // only the command line may do.
             if let Some((value, at)) = k.string_at("load_restrictor")? {
@@ -520,7 +595,7 @@ impl Config {
         key! { config.default_namespace = fields.string("namespace")?; }
         key! { if let Some(list) = fields.seq("namespaces")? {
             for item in list {
-                let mut f = Fields::new(item, "`namespaces` entry")?;
+                let mut f = Fields::with_keys(item, "`namespaces` entry", NAMESPACE_KEYS)?;
                 let (pattern, at) = f.string_at("path")?.ok_or_else(|| DecodeError {
                     offset: item.span.start(),
                     message: "`namespaces` entry: missing required key `path`".into(),
@@ -539,7 +614,7 @@ impl Config {
         if let Some(list) = charts {
             for item in list {
                 key! {
-                    let mut f = Fields::new(item, "`charts` entry")?;
+                    let mut f = Fields::with_keys(item, "`charts` entry", CHART_KEYS)?;
                     let (path, path_at) = f.string_at("path")?.ok_or_else(|| DecodeError {
                         offset: item.span.start(),
                         message: "`charts` entry: missing required key `path`".into(),
@@ -627,7 +702,7 @@ impl Config {
         } }
         key! { if let Some(list) = fields.seq("clusters")? {
             for item in list {
-                let mut f = Fields::new(item, "`clusters` entry")?;
+                let mut f = Fields::with_keys(item, "`clusters` entry", CLUSTER_KEYS)?;
                 let name = f.required_string("name")?;
                 let paths = f.string_list("paths")?;
                 f.finish()?;
@@ -644,7 +719,7 @@ impl Config {
         if let Some(list) = ignore {
             for item in list {
                 key! {
-                    let mut f = Fields::new(item, "`ignore` entry")?;
+                    let mut f = Fields::with_keys(item, "`ignore` entry", IGNORE_KEYS)?;
                     let (pattern, at) = f.string_at("path")?.ok_or_else(|| DecodeError {
                         offset: item.span.start(),
                         message: "`ignore` entry: missing required key `path`".into(),

@@ -9,7 +9,7 @@ Why render the annotations here rather than run `gpulint --format github` a seco
 one gpulint run means one Prometheus query (a second run would query again, and live data
 could differ between the two), one `--changed-since` comparison, and `--fix --commit` fixing
 and reporting in the same run; the annotations and the table then come from the same
-findings and cannot disagree. The github format is small and documented (README, "Output
+findings and cannot disagree. The github format is small and documented (docs/reports.md, "Output
 contracts"); tests/integration/action.rs checks these annotations are byte for byte what
 `gpulint --format github` prints. Doing it here also lets every line be redacted.
 

@@ -106,9 +106,23 @@ impl Catalog {
     }
 }
 
+/// The keys of a workload kind (`rules/workloads.yaml`, the config's `workloads:` entries).
+pub const KIND_KEYS: &[&str] = &[
+    "kind",
+    "group",
+    "pod_templates",
+    "pod_specs",
+    "containers",
+    "batch",
+    "shape",
+    "resources_key",
+    "embedded_objects",
+    "embedded_manifests",
+];
+
 impl KindEntry {
     pub fn from_node(node: &Node) -> Result<KindEntry, DecodeError> {
-        let mut fields = Fields::new(node, "workload kind")?;
+        let mut fields = Fields::with_keys(node, "workload kind", KIND_KEYS)?;
         let kind = fields.required_string("kind")?;
         let group = fields.string("group")?;
         let pod_templates = compile_paths(&mut fields, "pod_templates")?;

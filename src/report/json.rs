@@ -1,4 +1,4 @@
-//! `--format json`: the stable machine contract (version 1, documented in the README).
+//! `--format json`: the stable machine contract (version 1, documented in docs/reports.md).
 //!
 //! The report is a borrowed, typed view of the run, serialized straight to the output: no
 //! `serde_json::Value` tree and no string of the whole report (at 10,000 manifests those held

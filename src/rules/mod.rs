@@ -106,7 +106,7 @@ impl RuleInfo {
 /// Declares every rule once: the `Rule` enum (one variant per rule, in catalogue order) and
 /// `RULES`, its metadata in the same order (`Rule::info` indexes it). Adding a rule is one entry
 /// here plus its `rules/<ID>.md` (the build fails without it; `tests/integration/registry.rs` checks the
-/// README tables against this list).
+/// rule tables of docs/rules.md and rules/README.md against this list).
 macro_rules! registry {
     ($(
         $variant:ident {

@@ -84,6 +84,9 @@ pub struct Fields<'a> {
     what: String,
     used: Vec<bool>,
     expected: Vec<&'static str>,
+    /// The keys of a schema (`Fields::with_keys`): `expected` is that list, and `take` of a key
+    /// outside it is a bug of the caller.
+    schema: bool,
 }
 
 impl<'a> Fields<'a> {
@@ -96,12 +99,34 @@ impl<'a> Fields<'a> {
             what: what.to_string(),
             used: vec![false; entries.len()],
             expected: Vec::new(),
+            schema: false,
         })
+    }
+
+    /// Like `new`, for a mapping whose keys a schema lists: an unknown key's error names all of
+    /// `keys` (not only those taken before it), and the list is the one the docs are held to.
+    pub fn with_keys(
+        node: &'a Node,
+        what: &str,
+        keys: &'static [&'static str],
+    ) -> Result<Fields<'a>, DecodeError> {
+        let mut fields = Fields::new(node, what)?;
+        fields.expected = keys.to_vec();
+        fields.schema = true;
+        Ok(fields)
     }
 
     /// The value under `key`, marking it used.
     pub fn take(&mut self, key: &'static str) -> Option<&'a Node> {
-        self.expected.push(key);
+        if self.schema {
+            debug_assert!(
+                self.expected.contains(&key),
+                "`{key}` is read from {} but not in its schema's keys",
+                self.what
+            );
+        } else {
+            self.expected.push(key);
+        }
         self.take_unlisted(key)
     }
 

@@ -864,16 +864,16 @@ fn report_escapes_cells_and_commands_and_redacts() {
     );
 }
 
-/// Every input of action.yml reaches run.sh as INPUT_*, and the README documents it.
+/// Every input of action.yml reaches run.sh as INPUT_*, and docs/ci.md documents it.
 #[test]
 fn action_inputs_are_wired_and_documented() {
     let action = std::fs::read_to_string(root().join("action.yml")).unwrap();
     let script = std::fs::read_to_string(root().join("scripts/action/run.sh")).unwrap();
-    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
-    let section = readme
+    let docs = std::fs::read_to_string(root().join("docs/ci.md")).unwrap();
+    let section = docs
         .split("\n## GitHub Action\n")
         .nth(1)
-        .expect("README has a GitHub Action section")
+        .expect("docs/ci.md has a GitHub Action section")
         .split("\n## ")
         .next()
         .unwrap();
@@ -916,7 +916,7 @@ fn action_inputs_are_wired_and_documented() {
         assert!(script.contains(&var), "run.sh does not read {var}");
         assert!(
             section.contains(&format!("| `{input}` |")),
-            "README does not document {input}"
+            "docs/ci.md does not document {input}"
         );
     }
     // Nothing but env vars carries an input into a shell: no `${{ inputs.* }}` in a `run:`.
@@ -1157,14 +1157,14 @@ fn zizmor() -> PathBuf {
     exe
 }
 
-/// The workflows the README tells users to copy: every ```yaml block of the GitHub Action
+/// The workflows docs/ci.md tells users to copy: every ```yaml block of the GitHub Action
 /// section that has `jobs:`.
-fn readme_workflows() -> Vec<String> {
-    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
-    let section = readme
+fn docs_workflows() -> Vec<String> {
+    let docs = std::fs::read_to_string(root().join("docs/ci.md")).unwrap();
+    let section = docs
         .split("\n## GitHub Action\n")
         .nth(1)
-        .expect("README has a GitHub Action section")
+        .expect("docs/ci.md has a GitHub Action section")
         .split("\n## ")
         .next()
         .unwrap();
@@ -1177,15 +1177,15 @@ fn readme_workflows() -> Vec<String> {
         .collect()
 }
 
-/// The Action and the README's workflows pass zizmor's auditor persona (offline): actions
+/// The Action and docs/ci.md's workflows pass zizmor's auditor persona (offline): actions
 /// pinned by SHA, permissions per job, concurrency, no persisted credentials, no template
 /// injection. A missing zizmor fails the test.
 #[test]
-fn zizmor_finds_nothing_in_the_action_and_the_readme_workflows() {
-    let workflows = readme_workflows();
+fn zizmor_finds_nothing_in_the_action_and_the_docs_workflows() {
+    let workflows = docs_workflows();
     assert!(
-        workflows.len() >= 2,
-        "the README's lint and fix workflows: {workflows:#?}"
+        workflows.len() >= 3,
+        "docs/ci.md's lint, fix and right-sizing workflows: {workflows:#?}"
     );
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join(".github/workflows");

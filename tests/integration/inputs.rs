@@ -168,7 +168,7 @@ fn snapshot_and_render_help_say_what_they_do() {
         "`containers`",
         "`memory_bytes`",
         "`nodes`",
-        "Measured headroom",
+        "docs/measurements.md",
     ] {
         assert!(snapshot.contains(field), "{field}: {snapshot}");
     }

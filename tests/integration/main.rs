@@ -10,6 +10,7 @@ mod changed;
 mod cli;
 mod clusters;
 mod corpus;
+mod docs;
 mod fit;
 mod fix;
 mod fix_honest;

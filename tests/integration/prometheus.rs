@@ -1405,7 +1405,7 @@ fn request_count_does_not_grow_with_workloads(prom: &Prometheus) -> usize {
         small.requests, big.requests,
         "request count must not depend on workloads"
     );
-    // 20 for usage and owners, 5 for GPU sizing, 2 for the nodes (README: Measured headroom).
+    // 20 for usage and owners, 5 for GPU sizing, 2 for the nodes (docs/measurements.md: Live: Prometheus).
     assert!(
         small.requests == 27,
         "a fixed, small set of queries: {}",

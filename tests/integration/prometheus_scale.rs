@@ -584,7 +584,7 @@ fn five_thousand_pods_same_query_count_snapshot_in_seconds() {
         "the number of queries must not depend on the number of workloads \
          (1,000 Deployments / 5,000 pods vs 4 Deployments)"
     );
-    // 20 for usage and owners, 5 for GPU sizing, 2 for the nodes (README: Measured headroom).
+    // 20 for usage and owners, 5 for GPU sizing, 2 for the nodes (docs/measurements.md: Live: Prometheus).
     assert!(
         big.server_requests == 27,
         "a fixed, small set of queries: {}",

@@ -1,4 +1,4 @@
-//! The rule registry (`gpulint::rules::RULES`) against what documents it: the README's rule
+//! The rule registry (`gpulint::rules::RULES`) against what documents it: docs/rules.md's rule
 //! table, `rules/README.md` and one `rules/<ID>.md` per rule; and unknown rule ids, which are
 //! errors that suggest the closest id or name.
 
@@ -9,7 +9,7 @@ use gpulint::rules::{FixAvailability, RuleInfo, RULES};
 
 use crate::support::common::{gpulint, output};
 use crate::support::rule_docs::{
-    fix_cell, read, readme_fix_table, readme_rules_section, root, rule_rows, FIX_CELL,
+    docs_fix_table, docs_rules_section, fix_cell, read, root, rule_rows, FIX_CELL,
 };
 
 /// `on`/`off` as the tables write it (`on*`: on, with measurements only).
@@ -80,33 +80,36 @@ fn check_fix_cell(r: &RuleInfo, row: &[String], source: &str) {
 }
 
 #[test]
-fn the_readme_rule_table_matches_the_registry() {
-    let section = readme_rules_section();
-    check_table(&rule_rows(&section, "README.md ## Rules"), "README.md");
+fn the_docs_rule_table_matches_the_registry() {
+    let section = docs_rules_section();
+    check_table(
+        &rule_rows(&section, "docs/rules.md", "../rules/"),
+        "docs/rules.md",
+    );
 }
 
 #[test]
 fn the_rules_readme_table_matches_the_registry() {
     let text = read("rules/README.md");
-    check_table(&rule_rows(&text, "rules/README.md"), "rules/README.md");
+    check_table(&rule_rows(&text, "rules/README.md", ""), "rules/README.md");
 }
 
-/// The README's `## Fixing` table lists exactly the rules whose findings may carry a fix
+/// docs/fixing.md's fix table lists exactly the rules whose findings may carry a fix
 /// (which kinds, safe or unsafe, `tests/integration/rules_fixable.rs` holds to the fixtures).
 #[test]
-fn the_readme_fix_table_lists_the_rules_with_fixes() {
-    let table = readme_fix_table();
+fn the_docs_fix_table_lists_the_rules_with_fixes() {
+    let table = docs_fix_table();
     for id in table.keys() {
         assert!(
             RULES.iter().any(|r| r.id == id),
-            "README ## Fixing: {id} is not a rule of the registry"
+            "docs/fixing.md: {id} is not a rule of the registry"
         );
     }
     for r in RULES {
         assert_eq!(
             table.contains_key(r.id),
             r.fix != FixAvailability::Never,
-            "README ## Fixing: {} (fix {:?}) listed or not",
+            "docs/fixing.md: {} (fix {:?}) listed or not",
             r.id,
             r.fix
         );

@@ -7,7 +7,7 @@
 //!   unsafe fix is written only with `--unsafe-fixes`.
 //! * The registry's `FixAvailability` matches: `Always` rules fix every fixture finding, `Never`
 //!   rules none, `Sometimes` rules some and not others; and the fix column of both rule tables
-//!   (README.md, rules/README.md) and the README's `## Fixing` table name exactly the kinds of
+//!   (docs/rules.md, rules/README.md) and docs/fixing.md's fix table name exactly the kinds of
 //!   fix (safe, unsafe) the fixtures show.
 //! * Through the binary: the JSON `fixable`/`unsafe_fix` flags agree with what `--fix --diff`
 //!   (and `--unsafe-fixes`) print, so "N fixable" never stands next to "nothing to fix".
@@ -15,14 +15,14 @@
 use gpulint::rules::{FixAvailability, RULES};
 
 use crate::support::common::{gpulint, output};
-use crate::support::rule_docs::{fix_cell, fix_kinds, readme_fix_table, rule_tables, FIX_CELL};
+use crate::support::rule_docs::{docs_fix_table, fix_cell, fix_kinds, rule_tables, FIX_CELL};
 use crate::support::rule_fixtures::{edits_of, fixtures, lint, plan_one, snapshot, Linted};
 
 #[test]
 fn every_fixable_finding_is_fixed_and_no_other_is() {
     let mut failures = Vec::new();
     let tables = rule_tables();
-    let fix_table = readme_fix_table();
+    let fix_table = docs_fix_table();
     for rule in RULES {
         let Linted {
             linter,
@@ -111,7 +111,7 @@ fn every_fixable_finding_is_fixed_and_no_other_is() {
         let listed_kinds = listed.as_deref().map_or((false, false), fix_kinds);
         if listed_kinds != (safe_seen, unsafe_seen) {
             failures.push(format!(
-                "README ## Fixing: {} is listed as {listed:?}, the fixtures show safe fixes: {safe_seen}, unsafe: {unsafe_seen}",
+                "docs/fixing.md: {} is listed as {listed:?}, the fixtures show safe fixes: {safe_seen}, unsafe: {unsafe_seen}",
                 rule.id
             ));
         }

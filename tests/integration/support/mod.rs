@@ -3,7 +3,7 @@
 //! Prometheus tests a real Prometheus (Debian's package) fed by backfilled OpenMetrics, and tiny
 //! local TCP servers that record or stall requests; for the per-rule tests `rule_fixtures` (each
 //! rule's fixtures linted with that rule alone, and the fix plan of one finding) and `rule_docs`
-//! (the README's and `rules/README.md`'s rule tables).
+//! (docs/rules.md's and `rules/README.md`'s rule tables).
 #![allow(dead_code)]
 
 pub mod common;

@@ -1,4 +1,4 @@
-//! The two rule tables that document the registry: the README's `## Rules` section and
+//! The two rule tables that document the registry: docs/rules.md's `## The rules` section and
 //! `rules/README.md`. Read by the registry test (names, severities, defaults, fix availability)
 //! and the fix-accounting test (which fixes, safe or unsafe, the fixtures show).
 
@@ -15,8 +15,9 @@ pub fn read(path: &str) -> String {
 }
 
 /// The rows of the markdown table(s) in `text` whose first cell is a rule id (optionally a
-/// link `[GPU001](GPU001.md)`): id → the other cells. A repeated id is an error.
-pub fn rule_rows(text: &str, source: &str) -> BTreeMap<String, Vec<String>> {
+/// link to its page, `[GPU001](<pages>GPU001.md)`, where `pages` is the path from `text`'s
+/// folder to rules/): id → the other cells. A repeated id is an error.
+pub fn rule_rows(text: &str, source: &str, pages: &str) -> BTreeMap<String, Vec<String>> {
     let mut rows = BTreeMap::new();
     for line in text.lines().filter(|l| l.starts_with('|')) {
         let cells: Vec<String> = line
@@ -38,7 +39,7 @@ pub fn rule_rows(text: &str, source: &str) -> BTreeMap<String, Vec<String>> {
         if cells[0].starts_with('[') {
             assert_eq!(
                 cells[0],
-                format!("[{id}]({id}.md)"),
+                format!("[{id}]({pages}{id}.md)"),
                 "{source}: link of {id}"
             );
         }
@@ -48,12 +49,12 @@ pub fn rule_rows(text: &str, source: &str) -> BTreeMap<String, Vec<String>> {
     rows
 }
 
-/// The section of the README under `## Rules`, up to the next `## ` heading.
-pub fn readme_rules_section() -> String {
-    let readme = read("README.md");
+/// The section of docs/rules.md under `## The rules`, up to the next `## ` heading.
+pub fn docs_rules_section() -> String {
+    let readme = read("docs/rules.md");
     let start = readme
-        .find("\n## Rules\n")
-        .expect("README has a `## Rules` section");
+        .find("\n## The rules\n")
+        .expect("docs/rules.md has a `## The rules` section");
     let rest = &readme[start + 1..];
     let end = rest[3..].find("\n## ").map_or(rest.len(), |i| i + 3);
     rest[..end].to_string()
@@ -63,12 +64,12 @@ pub fn readme_rules_section() -> String {
 pub fn rule_tables() -> Vec<(&'static str, BTreeMap<String, Vec<String>>)> {
     vec![
         (
-            "README.md",
-            rule_rows(&readme_rules_section(), "README.md ## Rules"),
+            "docs/rules.md",
+            rule_rows(&docs_rules_section(), "docs/rules.md", "../rules/"),
         ),
         (
             "rules/README.md",
-            rule_rows(&read("rules/README.md"), "rules/README.md"),
+            rule_rows(&read("rules/README.md"), "rules/README.md", ""),
         ),
     ]
 }
@@ -106,23 +107,23 @@ pub fn fix_kinds(text: &str) -> (bool, bool) {
     (words.contains(&"safe"), words.contains(&"unsafe"))
 }
 
-/// The README's `## Fixing` table (`| rule | fix | applicability |`, a rule on one row per kind
-/// of fix): id → the applicability cells of its rows.
-pub fn readme_fix_table() -> BTreeMap<String, Vec<String>> {
-    let readme = read("README.md");
-    let start = readme
-        .find("\n## Fixing\n")
-        .expect("README has a `## Fixing` section");
-    let section = &readme[start + 1..];
+/// docs/fixing.md's fix table (`| rule | fix | applicability |`, a rule on one row per kind
+/// of fix, under `## What is fixed`): id → the applicability cells of its rows.
+pub fn docs_fix_table() -> BTreeMap<String, Vec<String>> {
+    let text = read("docs/fixing.md");
+    let start = text
+        .find("\n## What is fixed\n")
+        .expect("docs/fixing.md has a `## What is fixed` section");
+    let section = &text[start + 1..];
     let section = &section[..section[3..].find("\n## ").map_or(section.len(), |i| i + 3)];
     let mut table = section
         .lines()
         .skip_while(|l| !l.starts_with("| rule | fix | applicability |"));
-    assert!(table.next().is_some(), "README ## Fixing has its fix table");
+    assert!(table.next().is_some(), "docs/fixing.md has its fix table");
     let mut rows: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for line in table.skip(1).take_while(|l| l.starts_with('|')) {
         let cells: Vec<&str> = line.trim_matches('|').split('|').map(str::trim).collect();
-        assert_eq!(cells.len(), 3, "README ## Fixing: {line}");
+        assert_eq!(cells.len(), 3, "docs/fixing.md: {line}");
         rows.entry(cells[0].to_string())
             .or_default()
             .push(cells[2].to_string());
