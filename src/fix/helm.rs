@@ -81,12 +81,12 @@ fn leaf_edits(
                 continue;
             }
         };
-        let origin =
-            unit.origin(engine, fix.document, path)
-                .ok_or_else(|| FixError::NoValuesKey {
-                    field: display(path),
-                    suggested: fix.description.clone(),
-                })?;
+        let origin = unit
+            .origin(engine, fix.document, path, helm::Purpose::Fix)
+            .ok_or_else(|| FixError::NoValuesKey {
+                field: display(path),
+                suggested: fix.description.clone(),
+            })?;
         let style = origin
             .node
             .as_scalar()
@@ -120,7 +120,9 @@ fn key_edit(
     let Some(crate::source::document::Segment::Key(from)) = path.last() else {
         return Err(by_hand());
     };
-    let origin = unit.origin(engine, document, path).ok_or_else(by_hand)?;
+    let origin = unit
+        .origin(engine, document, path, helm::Purpose::Fix)
+        .ok_or_else(by_hand)?;
     if origin.key_path.last() != path.last() {
         return Err(by_hand());
     }
@@ -452,12 +454,12 @@ pub(super) fn as_release_object_fix(
                 })
             }
         };
-        let origin =
-            unit.origin(engine, fix.document, path)
-                .ok_or_else(|| FixError::NoValuesKey {
-                    field: display(path),
-                    suggested: fix.description.clone(),
-                })?;
+        let origin = unit
+            .origin(engine, fix.document, path, helm::Purpose::Fix)
+            .ok_or_else(|| FixError::NoValuesKey {
+                field: display(path),
+                suggested: fix.description.clone(),
+            })?;
         let mut at = vec![Segment::Key("spec".into()), Segment::Key("values".into())];
         at.extend(origin.key_path.iter().cloned());
         match changes

@@ -685,8 +685,9 @@ impl HelmUnit {
         engine: &helm::HelmEngine,
         document: usize,
         path: &[crate::source::document::Segment],
+        purpose: helm::Purpose,
     ) -> Option<helm::ValuesOrigin> {
-        let key = format!("{document}:{path:?}");
+        let key = format!("{document}:{path:?}:{purpose:?}");
         if let Ok(cache) = self.origins.lock() {
             if let Some(hit) = cache.get(&key) {
                 return hit.clone();
@@ -703,6 +704,7 @@ impl HelmUnit {
             Some(shared),
             document,
             path,
+            purpose,
         )
         .ok()
         .flatten();
@@ -730,11 +732,16 @@ impl HelmUnit {
     ) -> (usize, crate::source::yaml::Span) {
         use crate::source::yaml::Span;
         if let Some(engine) = engine {
-            for path in fix_fields.iter().copied().chain([field]) {
+            // The fix's fields are asked as the fix asks them (it verifies what it edits).
+            let questions = fix_fields
+                .iter()
+                .map(|p| (*p, helm::Purpose::Fix))
+                .chain([(field, helm::Purpose::Show)]);
+            for (path, purpose) in questions {
                 if path.is_empty() {
                     continue;
                 }
-                let Some(origin) = self.origin(engine, document, path) else {
+                let Some(origin) = self.origin(engine, document, path, purpose) else {
                     continue;
                 };
                 // A leaf of a rendered HelmRelease names the file that wrote it (the base, or

@@ -525,7 +525,8 @@ fn origin(
     field: &[Segment],
 ) -> Option<ValuesOrigin> {
     let start = Instant::now();
-    let o = helm::values_origin(engine, r, rendered, None, doc, field).expect("values_origin");
+    let o = helm::values_origin(engine, r, rendered, None, doc, field, helm::Purpose::Show)
+        .expect("values_origin");
     eprintln!(
         "values_origin {} {:?}: {:?} in {:?}",
         r.name,

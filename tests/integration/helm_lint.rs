@@ -456,11 +456,12 @@ fn counting_helm(dir: &Path, real: &str) -> (PathBuf, PathBuf) {
 }
 
 /// Findings in one release share their renders: the release's own render, then one render with
-/// every numeric values leaf a distinct sentinel and, for fields with several candidate leaves,
-/// the same with the sentinels permuted (a control render only when the chart renders something
-/// that changes by itself, see the next test). `--fix --diff` adds one render: the edited
-/// values, verified. Six models, each measured under its memory, make six values-driven
-/// findings and six fixes.
+/// every numeric values leaf a distinct sentinel (a control render only when the chart renders
+/// something that changes by itself, see the next test), and one render of the edited values
+/// that verifies the fixes. The fixes' leaves need no permuted render although each model's
+/// two leaves hold the same value: the verification would fail for a leaf that does not give
+/// the field its new value alone. Six models, each measured under its memory, make six
+/// values-driven findings and six fixes.
 #[test]
 fn findings_in_one_release_share_their_renders() {
     let helm = helm();
@@ -519,9 +520,11 @@ fn findings_in_one_release_share_their_renders() {
     eprintln!("lint: {on_values} findings on values leaves, {lint} renders");
     // A lint plans the fixes too ("fixable" is what `--fix` writes): the plan's verification
     // of the edited values is one render more.
+    // A fix is verified by rendering its edited values, so the leaves it edits need no
+    // permuted render (both leaves of a model hold the same value).
     assert_eq!(
-        lint, 4,
-        "the release render + the combined and the permuted render + the fix plan's verification"
+        lint, 3,
+        "the release render + the combined render + the fix plan's verification"
     );
 
     // --fix --diff: each round renders the release, asks where its findings come from, and
@@ -552,9 +555,98 @@ fn findings_in_one_release_share_their_renders() {
     let fix = calls() - lint;
     eprintln!("--fix --diff: {fix} renders");
     assert_eq!(
-        fix, 4,
-        "the lint's three, and the verification of the edited values"
+        fix, 3,
+        "the release render, the combined render, and the verification of the edited values"
     );
+}
+
+/// The upstream chart with the upstream values of its Ray tutorial (pipeline parallel over a
+/// RayCluster): templates that read one values leaf several times (`shmSize` in both groups),
+/// a leaf written into a script (`--port "8000"`), a leaf plus one (`EXPECTED_NODES` is
+/// `replicaCount + 1`), and several leaves holding the same value (`1`, `20Gi`). Measured far
+/// under its CPU and memory, each group gets a CPU001 fix on its `requestCPU` and findings
+/// located on its values leaves. The lint renders the release, the combined render, the
+/// permuted one (which also confirms `replicaCount + 1`) and verifies the fix plan; before,
+/// the script and the `+ 1` cost a control render and a render per question (9 in all).
+#[test]
+fn a_real_ray_chart_costs_four_renders_to_lint_and_to_fix() {
+    let helm = helm();
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/corpus/helm");
+    let values = fs::read_to_string(corpus.join(
+        "vllm-project__production-stack/_values/tutorials/assets/values-15-a-minimal-pipeline-parallel-example-raycluster.yaml",
+    ))
+    .unwrap();
+    let repo = repo(&values);
+    let dir = repo.path();
+    let containers: Vec<String> = ["vllm-ray-head", "vllm-ray-worker"]
+        .iter()
+        .map(|c| {
+            format!(
+                r#"{{"namespace": "llm", "kind": "RayCluster", "name": "vllm-distilgpt2-raycluster-raycluster", "container": "{c}", "samples": 20160, "memory_bytes": {{"p50": 1.0e9, "p99": 2.0e9, "max": 2.1e9}}, "cpu_cores": {{"p50": 0.1, "p99": 0.3, "max": 0.4}}}}"#
+            )
+        })
+        .collect();
+    fs::write(
+        dir.join("metrics.json"),
+        format!(
+            r#"{{"version": 1, "window": "14d", "source": "test", "containers": [{}]}}"#,
+            containers.join(",\n")
+        ),
+    )
+    .unwrap();
+    let (wrapper, count) = counting_helm(dir, helm.to_str().unwrap());
+    let calls = || renders(&count);
+    let args = |extra: &[&'static str]| -> Vec<String> {
+        let mut a: Vec<String> = [
+            "--helm",
+            wrapper.to_str().unwrap(),
+            "--metrics",
+            "metrics.json",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        a.extend(extra.iter().map(|s| s.to_string()));
+        a.push(".".into());
+        a
+    };
+    let lint_args = args(&["--format", "json"]);
+    let lint_args: Vec<&str> = lint_args.iter().map(String::as_str).collect();
+    let (code, out, err) = run(dir, &lint_args);
+    assert_eq!(code, 1, "{err}");
+    let found = findings(&out);
+    // Every finding of both groups on its values leaf: requestCPU (line 11, 24: CPU001 and
+    // QOS002) and requestMemory (line 12, 25: MEM002 and QOS001, which alone speaks for a GPU
+    // container's missing memory limit) of the model and of its head node.
+    let on = |line: u64| {
+        found
+            .iter()
+            .filter(|f| f["file"] == "values-prod.yaml" && f["line"] == line)
+            .count()
+    };
+    assert_eq!((on(11), on(12), on(24), on(25)), (2, 2, 2, 2), "{out}");
+    let cpu001: Vec<&Json> = found.iter().filter(|f| f["rule"] == "CPU001").collect();
+    assert_eq!(cpu001.len(), 2, "{out}");
+    assert!(cpu001.iter().all(|f| f["fixable"] == true), "{out}");
+    let lint = calls();
+    assert_eq!(
+        lint, 4,
+        "the release render, the combined and the permuted render, the fix plan's verification"
+    );
+
+    let fix_args = args(&["--fix", "--unsafe-fixes", "--diff"]);
+    let fix_args: Vec<&str> = fix_args.iter().map(String::as_str).collect();
+    let (code, diff, err) = run(dir, &fix_args);
+    assert!(code == 0 || code == 1, "{err}");
+    assert_eq!(
+        diff.lines()
+            .filter(|l| l.trim_start() == "+    requestCPU: 350m"
+                || l.trim_start() == "+        requestCPU: 350m")
+            .count(),
+        2,
+        "{diff}\n{err}"
+    );
+    assert_eq!(calls() - lint, 4, "the same four renders");
 }
 
 /// The renders (`helm template` calls) the counting wrapper saw.

@@ -29,7 +29,7 @@ pub use engine::{
     node_path_at, source_templates, template_field_location, template_location, HelmEngine,
     RenderedRelease, TempDir,
 };
-pub use origin::{shared_probe, values_origin, SharedProbe, ValuesLayer, ValuesOrigin};
+pub use origin::{shared_probe, values_origin, Purpose, SharedProbe, ValuesLayer, ValuesOrigin};
 pub use releases::{
     argo_destination, declared_releases, is_dns1123_subdomain, is_namespace, is_release_name,
     releases, ChartEntry, DeclarationError, Declared, RenderedDeclaration,

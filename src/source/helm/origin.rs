@@ -565,22 +565,187 @@ pub struct SharedProbe {
 
 /// The render with every numeric leaf a distinct sentinel.
 struct Combined {
-    /// Each leaf's key path and sentinel.
-    sentinels: Vec<(Vec<Segment>, Quantity)>,
-    /// What changed from the base render (noise and `checksum/` annotations left out): the
-    /// document, the path and the new value when it is a quantity.
-    changed: Vec<(usize, Vec<Segment>, Option<Quantity>)>,
+    sentinels: Vec<Sentinel>,
+    /// What changed from the base render (noise and `checksum/` annotations left out), and
+    /// which leaves it comes from.
+    changed: Vec<Change>,
     docs: Vec<Json>,
 }
 
-impl Combined {
-    /// Whether every change is a sentinel written as is: then each leaf's effects are exactly
-    /// the fields holding its sentinel, and a question is answered without a render.
-    fn clean(&self) -> bool {
-        self.changed
-            .iter()
-            .all(|(_, _, v)| v.is_some_and(|q| self.sentinels.iter().any(|(_, s)| *s == q)))
+/// One leaf's sentinel in a combined render.
+struct Sentinel {
+    key_path: Vec<Segment>,
+    /// The sentinel as a quantity (`7921Gi`).
+    value: Quantity,
+    /// Its number (`7921`): what a template that writes the leaf into a text shows.
+    number: u32,
+    /// The number the leaf holds in the values (`16` of `16Gi`), as written.
+    digits: String,
+    /// The leaf's value as a quantity.
+    was: Option<Quantity>,
+}
+
+/// One field that differs from the base render.
+struct Change {
+    document: usize,
+    path: Vec<Segment>,
+    /// The new value, when it is a quantity.
+    value: Option<Quantity>,
+    cause: Cause,
+}
+
+/// Which leaves a change comes from.
+#[derive(Clone, Debug, PartialEq)]
+enum Cause {
+    /// The field holds this sentinel as is.
+    Sentinel(usize),
+    /// A text holding these sentinels' numbers, and the base text once they are put back
+    /// (`--port 7919` for `--port 8000`).
+    Text(Vec<usize>),
+    /// The leaf's value plus a constant (`replicaCount + 1`): the same constant in the base
+    /// render and in this one. `confirmed` once the other combined render agrees too.
+    Offset {
+        leaf: usize,
+        by: Quantity,
+        confirmed: bool,
+    },
+    /// No leaf alone explains it: noise (`now`, `rand*`), arithmetic over several leaves, a
+    /// branch a sentinel took.
+    Unknown,
+}
+
+impl Cause {
+    fn involves(&self, leaf: usize) -> bool {
+        match self {
+            Cause::Sentinel(i) => *i == leaf,
+            Cause::Text(leaves) => leaves.contains(&leaf),
+            Cause::Offset { leaf: i, .. } => *i == leaf,
+            Cause::Unknown => false,
+        }
     }
+
+    fn known(&self) -> bool {
+        match self {
+            Cause::Sentinel(_) | Cause::Text(_) => true,
+            Cause::Offset { confirmed, .. } => *confirmed,
+            Cause::Unknown => false,
+        }
+    }
+}
+
+impl Combined {
+    /// Whether every change comes from one known leaf (a sentinel written as is, in a text, or
+    /// plus a constant both combined renders agree on): then each leaf's effects are exactly
+    /// the changes it causes, and a question is answered without a render of its own.
+    fn clean(&self) -> bool {
+        self.changed.iter().all(|c| c.cause.known())
+    }
+
+    /// Whether only a second combined render is missing to call it clean.
+    fn needs_other_order(&self) -> bool {
+        !self.clean()
+            && self
+                .changed
+                .iter()
+                .all(|c| c.cause.known() || matches!(c.cause, Cause::Offset { .. }))
+    }
+
+    fn sentinel_of(&self, key_path: &[Segment]) -> Option<&Sentinel> {
+        self.sentinels.iter().find(|s| s.key_path == key_path)
+    }
+}
+
+/// Confirms each `Offset` cause of `a` in `b` (the same leaves, other sentinels): the field
+/// there must be the leaf's sentinel in `b` plus the same constant; else it is `Unknown`.
+fn confirm_offsets(a: &mut Combined, b: &Combined) {
+    for change in &mut a.changed {
+        let Cause::Offset {
+            leaf,
+            by,
+            confirmed,
+        } = &mut change.cause
+        else {
+            continue;
+        };
+        let Some(key_path) = a.sentinels.get(*leaf).map(|s| &s.key_path) else {
+            change.cause = Cause::Unknown;
+            continue;
+        };
+        let there = b
+            .docs
+            .get(change.document)
+            .and_then(|d| json_get(d, &change.path))
+            .and_then(json_text)
+            .and_then(|t| t.trim().parse::<Quantity>().ok());
+        let agrees = match (there, b.sentinel_of(key_path)) {
+            (Some(v), Some(s)) => v.checked_sub(s.value) == Some(*by),
+            _ => false,
+        };
+        if agrees {
+            *confirmed = true;
+        } else {
+            change.cause = Cause::Unknown;
+        }
+    }
+}
+
+/// Which leaves make the change of the field from `before` to `after` (see [`Cause`]).
+fn cause_of(sentinels: &[Sentinel], before: Option<&Json>, after: Option<&Json>) -> Cause {
+    let value = after
+        .and_then(json_text)
+        .and_then(|t| t.trim().parse::<Quantity>().ok());
+    if let Some(i) = value.and_then(|v| sentinels.iter().position(|s| s.value == v)) {
+        return Cause::Sentinel(i);
+    }
+    if let (Some(Json::String(was)), Some(Json::String(now))) = (before, after) {
+        // Put each sentinel number back to the leaf's own number: the base text again means
+        // those leaves, written into the text, are the whole change.
+        let mut leaves = Vec::new();
+        let mut rebuilt = String::with_capacity(was.len());
+        let mut rest = now.as_str();
+        while let Some(start) = rest.find(|c: char| c.is_ascii_digit()) {
+            rebuilt.push_str(&rest[..start]);
+            let run = &rest[start..];
+            let len = run.find(|c: char| !c.is_ascii_digit()).unwrap_or(run.len());
+            let digits = &run[..len];
+            match digits
+                .parse::<u32>()
+                .ok()
+                .and_then(|n| sentinels.iter().position(|s| s.number == n))
+            {
+                Some(i) => {
+                    rebuilt.push_str(&sentinels[i].digits);
+                    if !leaves.contains(&i) {
+                        leaves.push(i);
+                    }
+                }
+                None => rebuilt.push_str(digits),
+            }
+            rest = &run[len..];
+        }
+        rebuilt.push_str(rest);
+        if !leaves.is_empty() && rebuilt == *was {
+            return Cause::Text(leaves);
+        }
+    }
+    // The leaf plus a constant: the only leaf for which the base render agrees.
+    let was = before
+        .and_then(json_text)
+        .and_then(|t| t.trim().parse::<Quantity>().ok());
+    if let (Some(now), Some(was)) = (value, was) {
+        let mut found = sentinels.iter().enumerate().filter_map(|(i, s)| {
+            let by = now.checked_sub(s.value)?;
+            (s.was?.checked_add(by)? == was).then_some((i, by))
+        });
+        if let (Some((leaf, by)), None) = (found.next(), found.next()) {
+            return Cause::Offset {
+                leaf,
+                by,
+                confirmed: false,
+            };
+        }
+    }
+    Cause::Unknown
 }
 
 /// Leaves numbers can come from: a number or quantity, not zero (a zero is often a switch:
@@ -604,25 +769,55 @@ pub fn shared_probe(
     let mut combined = combined_render(engine, release, &values, &base, &Noise::default(), false)?;
     let mut noise = Noise::default();
     let mut control_ok = true;
+    // The permuted render, when it was needed early: a field that is a leaf plus a constant
+    // (`replicaCount + 1`) is that leaf's only when the other order agrees.
+    let mut permuted: Option<Option<Combined>> = None;
+    let other_order =
+        |combined: &mut Combined, noise: &Noise| -> Result<Option<Combined>, HelmError> {
+            let mut other = combined_render(engine, release, &values, &base, noise, true)?;
+            if let Some(other) = &mut other {
+                confirm_offsets(combined, other);
+                confirm_offsets(other, combined);
+            }
+            Ok(other)
+        };
+    if let Some(c) = combined.as_mut().filter(|c| c.needs_other_order()) {
+        permuted = Some(other_order(c, &noise)?);
+    }
     if combined.as_ref().is_none_or(|c| !c.clean()) {
         let control = typed_docs(&engine.template(release, None)?.stream);
         control_ok = control.len() == base.len();
         if control_ok {
             noise = Noise::between(&base, &control);
         }
+        let quiet = |c: &mut Combined| c.changed.retain(|c| !noise.has(c.document, &c.path));
         match &mut combined {
-            Some(c) if control_ok => c.changed.retain(|(d, p, _)| !noise.has(*d, p)),
+            Some(c) if control_ok => {
+                quiet(c);
+                match &mut permuted {
+                    Some(Some(p)) => {
+                        quiet(p);
+                        confirm_offsets(c, p);
+                    }
+                    None if c.needs_other_order() => permuted = Some(other_order(c, &noise)?),
+                    _ => {}
+                }
+            }
             _ => combined = None,
         }
     }
-    Ok(SharedProbe {
+    let shared = SharedProbe {
         values,
         base,
         noise,
         control_ok,
         combined,
         permuted: std::sync::OnceLock::new(),
-    })
+    };
+    if let Some(p) = permuted {
+        let _ = shared.permuted.set(p);
+    }
+    Ok(shared)
 }
 
 /// The (document, field) paths that differ between two renders without changes (`now`,
@@ -676,24 +871,43 @@ fn combined_render(
         .filter_map(|c| c.node.text()?.trim().parse::<Quantity>().ok())
         .collect();
     let mut over = values.merged.clone();
-    let mut sentinels = Vec::new();
+    let mut sentinels: Vec<Sentinel> = Vec::new();
     let mut n = 7919u32;
     for leaf in &leaves {
         let sentinel = loop {
-            let candidate = sentinel_numbered(leaf.node, n);
+            let number = n;
+            let candidate = sentinel_numbered(leaf.node, number);
             n += 2;
             let q = json_text(&candidate).and_then(|t| t.trim().parse::<Quantity>().ok());
             match q {
-                Some(q) if !taken.contains(&q) && !sentinels.iter().any(|(_, s)| *s == q) => {
-                    break Some((candidate, q))
+                Some(q) if !taken.contains(&q) && !sentinels.iter().any(|s| s.value == q) => {
+                    break Some((candidate, q, number))
                 }
                 Some(_) => continue,
                 None => break None,
             }
         };
-        let Some((json, q)) = sentinel else { continue };
+        let Some((json, value, number)) = sentinel else {
+            continue;
+        };
         if set_path(&mut over, &leaf.key_path, json) {
-            sentinels.push((leaf.key_path.clone(), q));
+            let text = leaf.node.text().unwrap_or_default();
+            let digits = match leaf.node.as_scalar().map(|s| s.kind) {
+                Some(ScalarKind::Int) | Some(ScalarKind::Float) => text,
+                _ => {
+                    let end = text
+                        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+                        .unwrap_or(text.len());
+                    &text[..end]
+                }
+            };
+            sentinels.push(Sentinel {
+                key_path: leaf.key_path.clone(),
+                value,
+                number,
+                digits: digits.to_string(),
+                was: text.trim().parse::<Quantity>().ok(),
+            });
         }
     }
     let render = match engine.template(release, Some(&over)) {
@@ -714,10 +928,17 @@ fn combined_render(
             if is_checksum_annotation(&p) || noise.has(i, &p) {
                 continue;
             }
-            let value = json_get(b, &p)
+            let after = json_get(b, &p);
+            let value = after
                 .and_then(json_text)
                 .and_then(|t| t.trim().parse::<Quantity>().ok());
-            changed.push((i, p, value));
+            let cause = cause_of(&sentinels, json_get(a, &p), after);
+            changed.push(Change {
+                document: i,
+                path: p,
+                value,
+                cause,
+            });
         }
     }
     Ok(Some(Combined {
@@ -785,6 +1006,7 @@ pub fn values_origin(
     shared: Option<&SharedProbe>,
     document: usize,
     path: &[Segment],
+    purpose: Purpose,
 ) -> Result<Option<ValuesOrigin>, HelmError> {
     let owned;
     let shared = match shared {
@@ -825,6 +1047,7 @@ pub fn values_origin(
             // Several candidates: the permuted render must point at the same leaf.
             Answer::Leaf(c, _)
                 if candidates.len() > 1
+                    && purpose == Purpose::Show
                     && !shared.permuted(engine, release)?.is_some_and(|p| {
                         matches!(from_combined(p, &candidates, document, path),
                                 Answer::Leaf(q, _) if q.key_path == c.key_path)
@@ -870,9 +1093,25 @@ impl SharedProbe {
         if let Some(done) = self.permuted.get() {
             return Ok(done.as_ref());
         }
-        let render = combined_render(engine, release, &self.values, &self.base, &self.noise, true)?;
+        let mut render =
+            combined_render(engine, release, &self.values, &self.base, &self.noise, true)?;
+        if let (Some(p), Some(c)) = (&mut render, &self.combined) {
+            confirm_offsets(p, c);
+        }
         Ok(self.permuted.get_or_init(|| render).as_ref())
     }
+}
+
+/// What a values origin is asked for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Purpose {
+    /// Where a finding is shown: the leaf must be the field's alone.
+    Show,
+    /// The leaf a fix edits. The fix is rendered again with the edited values before it counts
+    /// (its verification), so the permuted render is not needed: a field that follows another
+    /// leaf of the same value too (`max .Values.a .Values.b`) fails that render unless editing
+    /// this leaf alone gives the field its new value.
+    Fix,
 }
 
 enum Answer<'c, 'l> {
@@ -899,24 +1138,24 @@ fn from_combined<'c, 'l>(
     let Some(value) = value else {
         return Answer::None;
     };
-    let Some(leaf) = combined
-        .sentinels
-        .iter()
-        .find(|(_, s)| *s == value)
-        .map(|(k, _)| k)
-    else {
+    let Some(leaf) = combined.sentinels.iter().position(|s| s.value == value) else {
         return Answer::None;
     };
-    let Some(candidate) = candidates.iter().find(|c| &c.key_path == leaf) else {
+    let key_path = &combined.sentinels[leaf].key_path;
+    let Some(candidate) = candidates.iter().find(|c| &c.key_path == key_path) else {
         return Answer::None;
     };
     let mut twins = Vec::new();
-    for (d, p, v) in &combined.changed {
-        if *v != Some(value) || (*d == document && p.as_slice() == path) {
+    for c in &combined.changed {
+        if !c.cause.involves(leaf) || (c.document == document && c.path.as_slice() == path) {
             continue;
         }
-        if *d == document && is_resource_twin(path, p) {
-            twins.push(p.clone());
+        if c.document == document
+            && c.value == Some(value)
+            && matches!(c.cause, Cause::Sentinel(_))
+            && is_resource_twin(path, &c.path)
+        {
+            twins.push(c.path.clone());
         } else {
             return Answer::None; // the leaf writes another field too
         }
@@ -955,6 +1194,8 @@ fn probe_each<'c, 'l>(
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use crate::source::helm::tests::keys;
 
     use super::*;
@@ -995,6 +1236,77 @@ mod tests {
         );
         assert_eq!(sentinel_for(get("m"), "400m"), Json::String("7919m".into()));
         assert_eq!(sentinel_for(get("n"), "7919"), Json::from(7927));
+    }
+
+    fn sentinel(key: &str, number: u32, digits: &str) -> Sentinel {
+        Sentinel {
+            key_path: keys(&[key]),
+            value: Quantity::from(i128::from(number)),
+            number,
+            digits: digits.into(),
+            was: digits.parse().ok(),
+        }
+    }
+
+    #[test]
+    fn a_change_is_a_sentinel_a_text_holding_sentinels_or_a_leaf_plus_a_constant() {
+        let s = [
+            sentinel("port", 7919, "8000"),
+            sentinel("replicas", 8017, "1"),
+        ];
+        let j = |v: serde_json::Value| v;
+        let cause = |a, b| cause_of(&s, Some(&j(a)), Some(&j(b)));
+        assert_eq!(cause(json!(8000), json!("7919")), Cause::Sentinel(0));
+        assert_eq!(
+            cause(
+                json!("vllm --port 8000 -n 1"),
+                json!("vllm --port 7919 -n 8017")
+            ),
+            Cause::Text(vec![0, 1])
+        );
+        // A sentinel in the text, but something else changed too.
+        assert_eq!(
+            cause(json!("--port 8000 --x 5"), json!("--port 7919 --x 6")),
+            Cause::Unknown
+        );
+        assert_eq!(
+            cause(json!("2"), json!("8018")),
+            Cause::Offset {
+                leaf: 1,
+                by: Quantity::from(1),
+                confirmed: false
+            }
+        );
+        // From 3: no leaf plus one constant gives both values.
+        assert_eq!(cause(json!(3), json!(8018)), Cause::Unknown);
+        assert_eq!(cause(json!("a"), json!("b")), Cause::Unknown);
+    }
+
+    #[test]
+    fn an_offset_holds_only_when_the_other_order_agrees() {
+        let change = |value: i128| Change {
+            document: 0,
+            path: keys(&["n"]),
+            value: Some(Quantity::from(value)),
+            cause: Cause::Offset {
+                leaf: 0,
+                by: Quantity::from(1),
+                confirmed: false,
+            },
+        };
+        let combined = |number: u32, n: i128| Combined {
+            sentinels: vec![sentinel("replicas", number, "1")],
+            changed: vec![change(n)],
+            docs: vec![json!({"n": n})],
+        };
+        let mut a = combined(8017, 8018);
+        assert!(a.needs_other_order() && !a.clean());
+        confirm_offsets(&mut a, &combined(7919, 7920));
+        assert!(a.clean());
+        let mut b = combined(8017, 8018);
+        confirm_offsets(&mut b, &combined(7919, 7925));
+        assert_eq!(b.changed[0].cause, Cause::Unknown);
+        assert!(!b.clean() && !b.needs_other_order());
     }
 
     #[test]
