@@ -6,10 +6,12 @@
 mod support;
 
 mod action;
+mod action_download;
 mod changed;
 mod cli;
 mod clusters;
 mod corpus;
+mod dist;
 mod fit;
 mod fix;
 mod fix_honest;
