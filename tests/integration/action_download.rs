@@ -211,7 +211,11 @@ fn a_release_with_the_right_checksum_installs_and_the_lint_runs_it() {
     );
     assert_eq!(r.outputs["version"], VERSION);
     let bin = PathBuf::from(&r.outputs["bin"]);
-    assert_eq!(left_in(&r.temp), [bin.clone()], "only the binary is kept");
+    assert_eq!(
+        left_in(&r.temp),
+        std::slice::from_ref(&bin),
+        "only the binary is kept"
+    );
     assert!(
         r.stdout.contains(&format!(
             "installed gpulint {VERSION} ({TARGET}, SHA-256 {}",

@@ -311,6 +311,24 @@ fn the_crate_packages_its_sources_and_metadata() {
             "{f} should not be packaged"
         );
     }
+    // And crates.io's checks of the manifest pass (--no-verify: the verify build would be a
+    // full debug build of the packaged copy, minutes of CI for what `cargo test` built).
+    let out = Command::new(env!("CARGO"))
+        .args([
+            "publish",
+            "--dry-run",
+            "--no-verify",
+            "--allow-dirty",
+            "--locked",
+        ])
+        .current_dir(root())
+        .output()
+        .expect("cargo runs");
+    assert!(
+        out.status.success() && text(&out).contains("aborting upload due to dry run"),
+        "cargo publish --dry-run:\n{}",
+        text(&out)
+    );
     let manifest = std::fs::read_to_string(root().join("Cargo.toml")).unwrap();
     for key in [
         "repository = ",
