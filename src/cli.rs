@@ -55,6 +55,24 @@ documents every field.",
         /// Rule id or name, e.g. GPU002 or gpu-request-limit-mismatch.
         rule: String,
     },
+    /// Print a shell completion script, e.g. `gpulint completions bash > ~/.local/share/bash-completion/completions/gpulint`.
+    Completions {
+        /// The shell to complete in.
+        #[arg(value_enum)]
+        shell: CompletionShell,
+    },
+    /// Print the man page (roff), e.g. `gpulint man > ~/.local/share/man/man1/gpulint.1`.
+    Man,
+}
+
+/// The shells `gpulint completions` writes a script for.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CompletionShell {
+    Bash,
+    Zsh,
+    Fish,
+    Elvish,
+    Powershell,
 }
 
 #[derive(Args, Debug, Clone)]

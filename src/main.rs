@@ -31,6 +31,8 @@ fn main() -> ExitCode {
         Some(Command::Inventory(args)) => commands::inventory::inventory(&args),
         Some(Command::Snapshot(args)) => commands::snapshot::snapshot(&args),
         Some(Command::Render(args)) => commands::render::render(&args),
+        Some(Command::Completions { shell }) => commands::shell::completions(shell),
+        Some(Command::Man) => commands::shell::man(),
         None => commands::lint::lint(&cli.lint),
     };
     outcome.unwrap_or_else(Exit::from).into()

@@ -12,26 +12,15 @@
 # action's own checkout ($GITHUB_ACTION_PATH, under _actions/) is outside it, so the hash
 # would be empty and every version of the action would share one key - an upgraded action
 # would keep running the old cached binary. With `uses: ./` the path contains `/./`, which
-# hashFiles rejects outright (actions/runner#3765). So the source is hashed here instead:
-# every file the build reads (Cargo.lock, Cargo.toml, src/, rules/ - the rule docs and the
-# workload catalogue are compiled in with include_str!), path and content.
+# hashFiles rejects outright (actions/runner#3765). So the source is hashed by
+# source-hash.sh instead: every file the build reads, path and content.
 set -euo pipefail
 
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="${GITHUB_ACTION_PATH:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
 cd "$root"
 
-hash_tool=(sha256sum)
-command -v sha256sum >/dev/null 2>&1 || hash_tool=(shasum -a 256) # macOS runners
-
-source_hash="$(
-    {
-        printf '%s\n' Cargo.lock Cargo.toml
-        find src rules -type f
-    } | LC_ALL=C sort | while IFS= read -r f; do
-        # Path and content both count: a renamed file changes the build too.
-        printf '%s %s\n' "$f" "$("${hash_tool[@]}" <"$f" | cut -c1-64)"
-    done | "${hash_tool[@]}" | cut -c1-32
-)"
+source_hash="$(bash "$here/source-hash.sh" "$root" | cut -c1-32)"
 
 os="${RUNNER_OS:-$(uname -s)}"
 arch="${RUNNER_ARCH:-$(uname -m)}"

@@ -10,6 +10,7 @@ mod live;
 pub mod render;
 pub mod rules;
 mod setup;
+pub mod shell;
 pub mod snapshot;
 
 use std::io::Write;

@@ -6,10 +6,12 @@
 mod support;
 
 mod action;
+mod action_download;
 mod changed;
 mod cli;
 mod clusters;
 mod corpus;
+mod dist;
 mod docs;
 mod fit;
 mod fix;

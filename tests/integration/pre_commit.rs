@@ -14,8 +14,9 @@
 //! So the hooks run through `pre-commit run` with a store under the target dir instead: the
 //! hook repository's commit is deterministic (fixed author, dates and message), so the same
 //! sources give the same rev and a warm run installs nothing. When the sources changed, the
-//! hooks' own `CARGO_TARGET_DIR` (also under the target dir) keeps the release-built
-//! dependencies, so only gpulint itself is recompiled. Old revs are garbage-collected.
+//! hooks' `CARGO_TARGET_DIR` is the test run's own target dir, whose release build (shared
+//! with the wheel's, support/release.rs) has the dependencies, so only gpulint itself is
+//! recompiled. Old revs are garbage-collected.
 //! Every scenario shares one install, so they are one #[test].
 
 use std::fs;
@@ -163,6 +164,7 @@ struct Run {
 impl PreCommit {
     fn run(&self, cwd: &Path, args: &[&str]) -> Run {
         let mut cmd = Command::new(&self.exe);
+        crate::support::release::cargo_env_of_a_shell(&mut cmd);
         cmd.current_dir(cwd)
             .args(args)
             .env("PRE_COMMIT_HOME", &self.home)
@@ -217,7 +219,9 @@ fn hooks_lint_and_fix_through_real_pre_commit() {
     let pc = PreCommit {
         exe,
         home: cache.join("home"),
-        cargo_target: cache.join("cargo-target"),
+        // The test run's one release build (support/release.rs): the dependencies compiled for
+        // the wheel are the ones this `cargo install` needs.
+        cargo_target: crate::support::release::target_dir(),
         path: path_with_cargo(),
     };
     // The user's repository: the files must be tracked for pre-commit to see a hook's edits.
@@ -389,4 +393,161 @@ fn hooks_lint_and_fix_through_real_pre_commit() {
     );
 
     eprintln!("pre-commit hook test: {:.1?} in all", total.elapsed());
+}
+
+/// PATH without any folder that has a `cargo`: a hook that needed a compile step would fail.
+fn path_without_cargo() -> std::ffi::OsString {
+    let dirs: Vec<PathBuf> = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .filter(|d| !d.join("cargo").exists())
+        .collect();
+    std::env::join_paths(dirs).unwrap()
+}
+
+/// The mirror repository's `language: python` hooks (packaging/pre-commit-mirror, documented
+/// in docs/install.md), with the real pre-commit: its package pins the gpulint wheel, which
+/// pip takes from a local wheel index (`PIP_FIND_LINKS`, `PIP_NO_INDEX`: the wheel maturin
+/// built, and setuptools for the mirror's own build). A cold store, no cargo on PATH: the
+/// install compiles nothing, and its time is reported.
+#[test]
+fn python_hooks_install_the_wheel_from_a_local_index_without_compiling() {
+    let Some(exe) = pre_commit_exe() else { return };
+    let wheel = crate::support::release::wheel();
+    let build_wheels = crate::support::release::tool_dir("GPULINT_BUILD_WHEELS");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let tmp = tempfile::tempdir().unwrap();
+
+    // The mirror repository, at one commit, its package pinning this gpulint version.
+    let mirror = tmp.path().join("gpulint-pre-commit");
+    fs::create_dir_all(&mirror).unwrap();
+    for file in [".pre-commit-hooks.yaml", "pyproject.toml"] {
+        fs::copy(
+            root.join("packaging/pre-commit-mirror").join(file),
+            mirror.join(file),
+        )
+        .unwrap();
+    }
+    let pyproject = fs::read_to_string(mirror.join("pyproject.toml")).unwrap();
+    let pin = format!("\"gpulint=={}\"", env!("CARGO_PKG_VERSION"));
+    assert!(
+        pyproject.contains(&pin),
+        "the mirror pins {pin} (Cargo.toml's version):\n{pyproject}"
+    );
+    init_and_commit(&mirror, "mirror");
+    let rev = git(&mirror, &["rev-parse", "HEAD"]);
+
+    let user = tmp.path().join("user");
+    fs::create_dir_all(&user).unwrap();
+    fs::write(user.join("bad.yaml"), BAD).unwrap();
+    fs::write(
+        user.join(".pre-commit-config.yaml"),
+        format!(
+            "repos:\n  - repo: {}\n    rev: {rev}\n    hooks:\n      - id: gpulint\n      - id: gpulint-fix\n",
+            mirror.display()
+        ),
+    )
+    .unwrap();
+    init_and_commit(&user, "manifests");
+
+    // pip splits PIP_FIND_LINKS on whitespace (neither path has any).
+    let links = format!(
+        "{} {}",
+        wheel.parent().unwrap().display(),
+        build_wheels.display()
+    );
+    let home = tmp.path().join("pre-commit-home");
+    let pre_commit = |args: &[&str]| {
+        let mut cmd = Command::new(&exe);
+        cmd.current_dir(&user)
+            .args(args)
+            .env("PRE_COMMIT_HOME", &home)
+            .env("PATH", path_without_cargo())
+            .env("PIP_NO_INDEX", "1")
+            .env("PIP_FIND_LINKS", &links)
+            .env("PIP_DISABLE_PIP_VERSION_CHECK", "1")
+            .env("NO_COLOR", "1")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env_remove("CARGO_TARGET_DIR")
+            .stdin(std::process::Stdio::null());
+        for var in GIT_REPO_VARS {
+            cmd.env_remove(var);
+        }
+        let start = Instant::now();
+        let out = cmd.output().expect("pre-commit runs");
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            output: format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            ),
+            took: start.elapsed(),
+        }
+    };
+
+    let r = pre_commit(&[
+        "validate-manifest",
+        mirror.join(".pre-commit-hooks.yaml").to_str().unwrap(),
+    ]);
+    assert_eq!(
+        r.code, 0,
+        "invalid mirror .pre-commit-hooks.yaml:\n{}",
+        r.output
+    );
+
+    let r = pre_commit(&["install-hooks"]);
+    assert_eq!(r.code, 0, "pre-commit install-hooks:\n{}", r.output);
+    eprintln!(
+        "language: python hook installed from the local wheel index in {:.1?} (cold store, no cargo)",
+        r.took
+    );
+    // The hook's environment runs the wheel's binary.
+    let installed: Vec<PathBuf> = fs::read_dir(&home)
+        .unwrap()
+        .flatten()
+        .flat_map(|repo| fs::read_dir(repo.path()).into_iter().flatten().flatten())
+        .map(|env| env.path().join("bin/gpulint"))
+        .filter(|p| p.is_file())
+        .collect();
+    assert_eq!(
+        installed.len(),
+        1,
+        "one python env with gpulint: {installed:?}"
+    );
+    let version = Command::new(&installed[0])
+        .arg("--version")
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&version.stdout).trim(),
+        format!("gpulint {}", env!("CARGO_PKG_VERSION"))
+    );
+
+    let r = pre_commit(&["run", "gpulint", "--color", "never", "--files", "bad.yaml"]);
+    assert_eq!(
+        r.code, 1,
+        "the GPU002 finding fails the hook:\n{}",
+        r.output
+    );
+    assert!(r.output.contains("error[GPU002]"), "{}", r.output);
+    assert!(r.output.contains("bad.yaml:14:31"), "{}", r.output);
+
+    let r = pre_commit(&[
+        "run",
+        "gpulint-fix",
+        "--color",
+        "never",
+        "--files",
+        "bad.yaml",
+    ]);
+    assert_eq!(r.code, 1, "the fix hook modifies the file:\n{}", r.output);
+    assert!(
+        r.output.contains("fixed bad.yaml:14: GPU002"),
+        "{}",
+        r.output
+    );
+    assert_eq!(
+        fs::read_to_string(user.join("bad.yaml")).unwrap(),
+        BAD.replace("nvidia.com/gpu: 1 #", "nvidia.com/gpu: 2 #")
+    );
 }

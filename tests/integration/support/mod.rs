@@ -10,6 +10,7 @@ pub mod common;
 pub mod fake_http;
 pub mod openmetrics;
 pub mod prometheus;
+pub mod release;
 pub mod rule_docs;
 pub mod rule_fixtures;
 pub mod victoria;
