@@ -63,6 +63,9 @@ pub struct Config {
     pub cluster_metrics: Vec<(String, PathBuf, usize)>,
     /// The clusters and the paths each applies (`clusters:`), before any GitOps declaration.
     pub clusters: Vec<crate::deploy::ClusterEntry>,
+    /// Private models (`models:`), in `rules/models.yaml`'s format; they come before the
+    /// built-in ones.
+    pub models: Vec<crate::k8s::model::Model>,
 }
 
 /// `prometheus:` in the config: how to query, never where. The URL and the token come from the
@@ -485,6 +488,17 @@ impl Config {
             if let Some(node) = fields.take("policy") {
                 config.policy = decode_policy(node)?;
             }
+        }
+        // Each model is decoded on its own: every mistake in the list is reported.
+        let models = match fields.seq("models") {
+            Ok(list) => list.unwrap_or_default(),
+            Err(e) => {
+                errors.push(e);
+                &[]
+            }
+        };
+        for item in models {
+            key! { config.models.push(crate::k8s::model::decode_model(item)?); }
         }
         key! { config.default_namespace = fields.string("namespace")?; }
         key! { if let Some(list) = fields.seq("namespaces")? {
