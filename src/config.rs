@@ -1259,6 +1259,33 @@ mod tests {
     }
 
     #[test]
+    fn private_models_decode_and_each_mistake_is_placed() {
+        let c = parse("models:\n  - {id: acme/bot-13b, params_b: 13, layers: 40, kv_heads: 40, head_dim: 128, context: 4096, dtype: bf16, source: x}\n").unwrap();
+        assert_eq!(c.models.len(), 1);
+        assert_eq!(c.models[0].layers, 40);
+        let e = parse("models:\n  - {id: a, params_b: 13, layer: 40, kv_heads: 40, head_dim: 128, context: 4096, dtype: bf16, source: x}\n  - {id: b, params_b: 13, layers: 40, kv_heads: 40, head_dim: 128, context: 4096, dtype: bf61, source: x}\n").unwrap_err();
+        let all: Vec<(usize, &str)> = std::iter::once(&e)
+            .chain(&e.more)
+            .map(|e| (e.line, e.message.as_str()))
+            .collect();
+        assert_eq!(all.len(), 2, "{all:#?}");
+        assert_eq!(all[0].0, 2);
+        assert!(all[0].1.contains("did you mean `layers`?"), "{}", all[0].1);
+        assert_eq!(all[1].0, 3);
+        assert!(
+            all[1].1.contains("`dtype`: expected one of"),
+            "{}",
+            all[1].1
+        );
+        let e = parse("models: {id: a}\n").unwrap_err();
+        assert!(
+            e.message.contains("`models`: expected a list"),
+            "{}",
+            e.message
+        );
+    }
+
+    #[test]
     fn every_config_error_is_reported_with_the_key_it_is_a_typo_of() {
         let e = parse("exlcude: [vendor]\nrules:\n  GPU01: off\n  QOS002: loud\npolicy: {memory_margn: 0.1}\nkueue: {required: true}\nnamespace: [a]\n").unwrap_err();
         let all: Vec<(usize, usize, &str)> = std::iter::once(&e)
