@@ -63,6 +63,9 @@ pub struct Config {
     pub cluster_metrics: Vec<(String, PathBuf, usize)>,
     /// The clusters and the paths each applies (`clusters:`), before any GitOps declaration.
     pub clusters: Vec<crate::deploy::ClusterEntry>,
+    /// Private models (`models:`), in `rules/models.yaml`'s format; they come before the
+    /// built-in ones.
+    pub models: Vec<crate::k8s::model::Model>,
 }
 
 /// `prometheus:` in the config: how to query, never where. The URL and the token come from the
@@ -198,6 +201,8 @@ pub const CONFIG_KEYS: &[(&str, &[&str])] = &[
     ("prometheus", PROMETHEUS_KEYS),
     ("prometheus.selectors[]", SELECTOR_KEYS),
     ("workloads[]", crate::k8s::catalog::KIND_KEYS),
+    ("models[]", crate::k8s::model::MODEL_KEYS),
+    ("models[].mla", crate::k8s::model::MLA_KEYS),
 ];
 
 /// Keys the parser knows only to refuse them with an error of their own: a repository file may
@@ -220,6 +225,7 @@ const TOP_KEYS: &[&str] = &[
     "policy",
     "prometheus",
     "workloads",
+    "models",
 ];
 const RULE_KEYS: &[&str] = &["enabled", "severity"];
 const IGNORE_KEYS: &[&str] = &["path", "rules"];
@@ -591,6 +597,17 @@ impl Config {
                 Ok(policy) => config.policy = policy,
                 Err(e) => errors.extend(e),
             }
+        }
+        // Each model is decoded on its own: every mistake in the list is reported.
+        let models = match fields.seq("models") {
+            Ok(list) => list.unwrap_or_default(),
+            Err(e) => {
+                errors.push(e);
+                &[]
+            }
+        };
+        for item in models {
+            key! { config.models.push(crate::k8s::model::decode_model(item)?); }
         }
         key! { config.default_namespace = fields.string("namespace")?; }
         key! { if let Some(list) = fields.seq("namespaces")? {
@@ -1361,6 +1378,33 @@ mod tests {
             "`charts` values file nope.yaml: no such file in the repository"
         );
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn private_models_decode_and_each_mistake_is_placed() {
+        let c = parse("models:\n  - {id: acme/bot-13b, params_b: 13, layers: 40, kv_heads: 40, head_dim: 128, context: 4096, dtype: bf16, source: x}\n").unwrap();
+        assert_eq!(c.models.len(), 1);
+        assert_eq!(c.models[0].layers, 40);
+        let e = parse("models:\n  - {id: a, params_b: 13, layer: 40, kv_heads: 40, head_dim: 128, context: 4096, dtype: bf16, source: x}\n  - {id: b, params_b: 13, layers: 40, kv_heads: 40, head_dim: 128, context: 4096, dtype: bf61, source: x}\n").unwrap_err();
+        let all: Vec<(usize, &str)> = std::iter::once(&e)
+            .chain(&e.more)
+            .map(|e| (e.line, e.message.as_str()))
+            .collect();
+        assert_eq!(all.len(), 2, "{all:#?}");
+        assert_eq!(all[0].0, 2);
+        assert!(all[0].1.contains("did you mean `layers`?"), "{}", all[0].1);
+        assert_eq!(all[1].0, 3);
+        assert!(
+            all[1].1.contains("`dtype`: expected one of"),
+            "{}",
+            all[1].1
+        );
+        let e = parse("models: {id: a}\n").unwrap_err();
+        assert!(
+            e.message.contains("`models`: expected a list"),
+            "{}",
+            e.message
+        );
     }
 
     #[test]

@@ -101,6 +101,8 @@ pub struct Linter {
     pub config: Config,
     pub catalog: Catalog,
     pub gpu_names: GpuNames,
+    /// The model catalogue: the built-in one and the config's `models:`.
+    pub models: crate::k8s::model::Catalogue,
     pub selection: Selection,
     /// Measured usage for the headroom rules.
     pub usage: Option<UsageSet>,
@@ -149,10 +151,12 @@ impl Linter {
             .with_device_classes(config.gpu_device_classes.clone())
             .with_mig_resources(crate::metrics::mig::resource_names());
         let config_policy = config.policy.clone();
+        let models = crate::k8s::model::Catalogue::new(config.models.clone());
         Linter {
             config,
             catalog,
             gpu_names,
+            models,
             selection,
             usage: None,
             policy: config_policy,
@@ -398,6 +402,7 @@ impl Linter {
             policy: &self.policy,
             default_namespace,
             cluster,
+            models: &self.models,
         }
     }
 

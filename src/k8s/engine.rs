@@ -30,6 +30,82 @@ pub struct Engine {
     pub skip_flags: Vec<String>,
     pub per_pod: bool,
     pub kv_cache_metrics: Vec<String>,
+    /// KServe `modelFormat.name`s this engine serves when the predictor names no image.
+    pub model_formats: Vec<String>,
+    /// How it is told the model and its memory settings (`None`: not a model server).
+    pub serving: Option<ServingFlags>,
+}
+
+/// What the engine's memory share (`--gpu-memory-utilization`) covers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FractionCovers {
+    /// Weights, activations and the KV cache (vLLM, TGI): the engine's overhead is inside.
+    #[default]
+    All,
+    /// Weights and the KV cache pool only (SGLang's `--mem-fraction-static`).
+    WeightsAndKv,
+}
+
+/// The `serving:` block of an engine row: the spellings of each setting (flags, and
+/// environment variable names without a leading dash).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ServingFlags {
+    pub model: Vec<String>,
+    pub model_after: Option<String>,
+    pub storage_uri: bool,
+    pub dtype: Vec<String>,
+    pub quantization: Vec<String>,
+    pub kv_cache_dtype: Vec<String>,
+    pub context: Vec<String>,
+    /// Without a context flag the engine takes the model's whole context (and checks it).
+    pub context_from_model: bool,
+    pub memory_fraction: Vec<String>,
+    pub memory_fraction_default: f64,
+    pub fraction_covers: FractionCovers,
+    pub max_seqs: Vec<String>,
+}
+
+fn decode_serving(node: &Node) -> Result<ServingFlags, DecodeError> {
+    let mut f = Fields::new(node, "`serving`")?;
+    let bad = |message: String| DecodeError {
+        offset: node.span.start(),
+        message,
+    };
+    let s = ServingFlags {
+        model: f.string_list("model")?,
+        model_after: f.string("model_after")?,
+        storage_uri: f.bool("storage_uri")?.unwrap_or(false),
+        dtype: f.string_list("dtype")?,
+        quantization: f.string_list("quantization")?,
+        kv_cache_dtype: f.string_list("kv_cache_dtype")?,
+        context: f.string_list("context")?,
+        context_from_model: match f.string("context_default")?.as_deref() {
+            Some("model") => true,
+            Some("none") | None => false,
+            Some(other) => {
+                return Err(bad(format!(
+                    "`context_default`: expected `model` or `none`, found {other:?}"
+                )))
+            }
+        },
+        memory_fraction: f.string_list("memory_fraction")?,
+        memory_fraction_default: f
+            .number("memory_fraction_default")?
+            .filter(|v| *v > 0.0 && *v <= 1.0)
+            .ok_or_else(|| bad("`memory_fraction_default`: expected a number in (0, 1]".into()))?,
+        fraction_covers: match f.string("fraction_covers")?.as_deref() {
+            Some("all") | None => FractionCovers::All,
+            Some("weights_and_kv") => FractionCovers::WeightsAndKv,
+            Some(other) => {
+                return Err(bad(format!(
+                    "`fraction_covers`: expected `all` or `weights_and_kv`, found {other:?}"
+                )))
+            }
+        },
+        max_seqs: f.string_list("max_seqs")?,
+    };
+    f.finish()?;
+    Ok(s)
 }
 
 fn decode_engine(node: &Node) -> Result<Engine, DecodeError> {
@@ -45,6 +121,8 @@ fn decode_engine(node: &Node) -> Result<Engine, DecodeError> {
         skip_flags: f.string_list("skip_flags")?,
         per_pod: f.bool("per_pod")?.unwrap_or(true),
         kv_cache_metrics: f.string_list("kv_cache_metrics")?,
+        model_formats: f.string_list("model_formats")?,
+        serving: f.take("serving").map(decode_serving).transpose()?,
         ..Engine::default()
     };
     for factor in f.seq("parallelism")?.unwrap_or_default() {
@@ -275,13 +353,35 @@ fn at_command_start(words: &[Word], i: usize) -> bool {
 }
 
 /// The engine a container runs: from its command line first (a program name or `python -m
-/// module`), then from its image.
+/// module`), then from its image, then (a KServe predictor without an image) from its
+/// `modelFormat`.
 pub fn detect(c: &Container) -> Option<&'static Engine> {
     detect_in(
         table(),
         &words(c),
         c.node.get_str("image").unwrap_or_default(),
     )
+    .or_else(|| {
+        if c.node.get("image").is_some() {
+            return None;
+        }
+        let format = c.node.get_path(&["modelFormat", "name"])?.text()?;
+        table().iter().find(|e| {
+            e.model_formats
+                .iter()
+                .any(|m| m.eq_ignore_ascii_case(format))
+        })
+    })
+}
+
+/// Whether the container's engine runs from what its command line says: its program or
+/// module is named there, or there is no `command` (the image's entrypoint gets the `args`).
+/// An engine image running another program (`lm_eval --model vllm` in a vLLM image) does not.
+pub fn runs_engine(c: &Container, engine: &Engine) -> bool {
+    if c.node.get("command").is_none() {
+        return true;
+    }
+    detect_in(table(), &words(c), "").is_some_and(|e| e.id == engine.id)
 }
 
 fn detect_in<'e>(table: &'e [Engine], words: &[Word], image: &str) -> Option<&'e Engine> {
@@ -341,6 +441,160 @@ fn flag_value<'w, 'a>(words: &'w [Word<'a>], flag: &str) -> Option<(&'w str, &'a
     found
 }
 
+/// The last written of several spellings of one flag: (value, its node, the spelling).
+fn last_flag<'w, 'a>(
+    words: &'w [Word<'a>],
+    spellings: &'w [String],
+) -> Option<(&'w str, &'a Node, &'w String)> {
+    let mut best: Option<(usize, (&'w str, &'a Node, &'w String))> = None;
+    for flag in spellings.iter().filter(|f| f.starts_with('-')) {
+        let Some((value, node)) = flag_value(words, flag) else {
+            continue;
+        };
+        let at = words
+            .iter()
+            .rposition(|w| w.text == *flag || w.text.starts_with(&format!("{flag}=")))
+            .unwrap_or(0);
+        if best.as_ref().is_none_or(|(b, _)| at >= *b) {
+            best = Some((at, (value, node, flag)));
+        }
+    }
+    best.map(|(_, v)| v)
+}
+
+/// A setting as written: the flag or variable, the value as written, where, and the value
+/// with the container's environment references resolved (`None` when one is not a literal).
+#[derive(Clone, Debug)]
+pub struct Setting<'a> {
+    pub flag: String,
+    pub written: String,
+    pub value: Option<String>,
+    pub node: &'a Node,
+}
+
+/// The literal `env` values of a container (`valueFrom` ones are left out).
+fn env_values(env: Option<&Node>) -> Vec<(&str, &str)> {
+    env.and_then(Node::as_seq)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|e| Some((e.get_str("name")?, e.get("value")?.text()?)))
+        .collect()
+}
+
+/// `$(VAR)` (Kubernetes' expansion of `command`/`args`), `${VAR}` and `$VAR` (a script's shell)
+/// replaced by the container's literal `env` value; `None` when a reference is left.
+pub fn expand(value: &str, env: &[(&str, &str)]) -> Option<String> {
+    if !value.contains('$') {
+        return Some(value.to_string());
+    }
+    let mut out = String::new();
+    let mut rest = value;
+    while let Some(i) = rest.find('$') {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 1..];
+        let (name, len) = if let Some(inner) = after.strip_prefix('(') {
+            let end = inner.find(')')?;
+            (&inner[..end], end + 2)
+        } else if let Some(inner) = after.strip_prefix('{') {
+            let end = inner.find('}')?;
+            (&inner[..end], end + 2)
+        } else {
+            let end = after
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(after.len());
+            (&after[..end], end)
+        };
+        let (_, v) = env.iter().rev().find(|(n, _)| *n == name)?;
+        if v.contains('$') {
+            return None;
+        }
+        out.push_str(v);
+        rest = &after[len..];
+    }
+    out.push_str(rest);
+    Some(out)
+}
+
+/// One setting of a container: the last written flag of `spellings`, else the first of its
+/// environment variables the container sets.
+pub fn setting<'a>(c: &Container<'a>, spellings: &[String]) -> Option<Setting<'a>> {
+    setting_in(&words(c), c.node.get("env"), spellings)
+}
+
+fn setting_in<'a>(
+    words: &[Word<'a>],
+    env_node: Option<&'a Node>,
+    spellings: &[String],
+) -> Option<Setting<'a>> {
+    let env = env_values(env_node);
+    if let Some((written, node, flag)) = last_flag(words, spellings) {
+        return Some(Setting {
+            flag: flag.clone(),
+            value: expand(written, &env),
+            written: written.to_string(),
+            node,
+        });
+    }
+    for name in spellings.iter().filter(|f| !f.starts_with('-')) {
+        let var = env_node
+            .and_then(Node::as_seq)
+            .unwrap_or_default()
+            .iter()
+            .rev()
+            .find(|e| e.get_str("name") == Some(name.as_str()));
+        if let Some(node) = var.and_then(|v| v.get("value")) {
+            let written = node.text().unwrap_or_default().to_string();
+            return Some(Setting {
+                flag: name.clone(),
+                value: expand(&written, &env),
+                written,
+                node,
+            });
+        }
+    }
+    None
+}
+
+/// The model a container's engine serves, as written: its flag or variable, else the word
+/// after `model_after` (`vllm serve MODEL`), else KServe's `storageUri: hf://org/model`.
+pub fn model_setting<'a>(c: &Container<'a>, flags: &ServingFlags) -> Option<Setting<'a>> {
+    let words = words(c);
+    let env_node = c.node.get("env");
+    if let Some(s) = setting_in(&words, env_node, &flags.model) {
+        return Some(s);
+    }
+    if let Some(after) = &flags.model_after {
+        let env = env_values(env_node);
+        for (i, w) in words.iter().enumerate() {
+            let program = i > 0 && at_command_start(&words, i - 1);
+            if w.text == *after && program {
+                if let Some(next) = words.get(i + 1) {
+                    if !next.text.starts_with('-') && !OPERATORS.contains(&next.text.as_str()) {
+                        return Some(Setting {
+                            flag: format!("{} {after}", words[i - 1].text),
+                            value: expand(&next.text, &env),
+                            written: next.text.clone(),
+                            node: next.node,
+                        });
+                    }
+                }
+            }
+        }
+    }
+    if flags.storage_uri {
+        let node = c.node.get("storageUri")?;
+        let written = node.text()?;
+        let id = written.strip_prefix("hf://")?;
+        return Some(Setting {
+            flag: "storageUri".into(),
+            written: written.to_string(),
+            value: Some(id.to_string()),
+            node,
+        });
+    }
+    None
+}
+
 fn count_of(value: &str) -> Option<u64> {
     let v = value.trim();
     if v.is_empty() || !v.bytes().all(|b| b.is_ascii_digit()) {
@@ -391,29 +645,13 @@ fn parallelism_in<'a>(
     let mut out = Parallelism::default();
     for spellings in &engine.parallelism {
         // Several spellings of one factor: the last written one wins.
-        let mut best: Option<(usize, Factor<'a>)> = None;
-        for flag in spellings {
-            let Some((value, node)) = flag_value(words, flag) else {
-                continue;
-            };
-            let at = words
-                .iter()
-                .rposition(|w| w.text == *flag || w.text.starts_with(&format!("{flag}=")))
-                .unwrap_or(0);
-            if best.as_ref().is_none_or(|(b, _)| at >= *b) {
-                best = Some((
-                    at,
-                    Factor {
-                        flag: flag.clone(),
-                        value: value.to_string(),
-                        count: count_of(value),
-                        node,
-                    },
-                ));
-            }
-        }
-        if let Some((_, f)) = best {
-            out.factors.push(f);
+        if let Some((value, node, flag)) = last_flag(words, spellings) {
+            out.factors.push(Factor {
+                flag: flag.clone(),
+                value: value.to_string(),
+                count: count_of(value),
+                node,
+            });
         }
     }
     for name in &engine.env {
@@ -460,12 +698,13 @@ mod tests {
                 "ray-serve-llm",
                 "sglang",
                 "tgi",
+                "kserve-huggingface",
                 "trtllm",
                 "triton",
                 "torchrun"
             ]
         );
-        assert_eq!(table().len(), 7);
+        assert_eq!(table().len(), 8);
         assert!(by_id("torchrun").is_some_and(|e| e.preallocates.is_none()));
         assert!(by_id("vllm").is_some_and(|e| e.preallocates.is_some()));
     }

@@ -1,9 +1,11 @@
 //! Kubernetes knowledge: GPU resource names, the workload catalogue and views.
 
+pub mod accelerator;
 pub mod catalog;
 pub mod dra;
 pub mod engine;
 pub mod gpu;
 pub mod kueue;
+pub mod model;
 pub mod podsets;
 pub mod workload;

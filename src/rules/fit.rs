@@ -21,7 +21,7 @@ use super::kueue::show;
 
 /// Whether the pod may run on `node`: its nodeSelector and required node affinity, with keys
 /// no measured node carries left out.
-fn allowed(pod: &Node, node: &NodeInfo, known_key: &dyn Fn(&str) -> bool) -> bool {
+pub(crate) fn allowed(pod: &Node, node: &NodeInfo, known_key: &dyn Fn(&str) -> bool) -> bool {
     let selector_ok = pod
         .get("nodeSelector")
         .and_then(Node::as_map)
@@ -353,7 +353,9 @@ mod tests {
         let names = GpuNames::default();
         let facts = RepoFacts::default();
         let policy = Policy::default();
+        let models = crate::k8s::model::Catalogue::default();
         let cx = Context {
+            models: &models,
             cluster: None,
             gpu_names: &names,
             facts: &facts,

@@ -11,6 +11,7 @@ mod gpu;
 mod gpu_sizing;
 pub mod headroom;
 mod kueue;
+mod model_fit;
 mod qos;
 mod render_errors;
 pub mod savings;
@@ -472,6 +473,38 @@ registry! {
         fix: Never,
         summary: "a pod's CPU, memory or GPU requests exceed every node its selector allows (measured nodes)",
     }
+    ModelWeightsDoNotFit {
+        id: "FIT002",
+        name: "model-weights-do-not-fit",
+        severity: Error,
+        enabled_by_default: true,
+        fix: Never,
+        summary: "an inference engine's model weights exceed the GPU memory it may use: it cannot load",
+    }
+    ModelContextDoesNotFit {
+        id: "FIT003",
+        name: "model-context-does-not-fit",
+        severity: Error,
+        enabled_by_default: true,
+        fix: Never,
+        summary: "the KV cache of one sequence of max-model-len does not fit beside the weights: the engine refuses to start",
+    }
+    ModelConcurrencyLow {
+        id: "FIT004",
+        name: "model-concurrency-low",
+        severity: Info,
+        enabled_by_default: true,
+        fix: Never,
+        summary: "the KV cache holds fewer sequences of max-model-len than the engine batches",
+    }
+    ModelUnknown {
+        id: "FIT005",
+        name: "model-unknown",
+        severity: Info,
+        enabled_by_default: true,
+        fix: Never,
+        summary: "an inference engine serves a model that is not in the model catalogue: its fit is not checked",
+    }
     UsageDataMissing {
         id: "MET001",
         name: "usage-data-missing",
@@ -711,6 +744,8 @@ pub struct Context<'a> {
     /// The cluster that applies the object (`None`: the implicit one): part of its metrics
     /// identity, and whose nodes it must fit.
     pub cluster: Option<&'a str>,
+    /// The model catalogue: the built-in one and the config's `models:`.
+    pub models: &'a crate::k8s::model::Catalogue,
 }
 
 /// Runs every rule family on one workload.
@@ -723,6 +758,7 @@ pub fn check_workload(cx: &Context, w: &Workload) -> Vec<Hit> {
     kueue::check(cx, w, &mut hits);
     dra::check(cx, w, &mut hits);
     fit::check(cx, w, &mut hits);
+    model_fit::check(cx, w, &mut hits);
     headroom::check(cx, w, &mut hits);
     schedule::check(cx, w, &mut hits);
     render_errors::check(cx, w, &mut hits);
@@ -980,8 +1016,10 @@ pub(crate) mod test_support {
         let names = GpuNames::default();
         let mut out = Vec::new();
         let policy = Policy::default();
+        let models = crate::k8s::model::Catalogue::default();
         for (document, doc) in stream.documents.iter().enumerate() {
             let cx = Context {
+                models: &models,
                 cluster: None,
                 gpu_names: &names,
                 facts,
@@ -1040,8 +1078,10 @@ pub(crate) mod test_support {
         }
         let facts = RepoFacts::default();
         let mut out = Vec::new();
+        let models = crate::k8s::model::Catalogue::default();
         for (document, doc) in stream.documents.iter().enumerate() {
             let cx = Context {
+                models: &models,
                 cluster: None,
                 gpu_names: &names,
                 facts: &facts,

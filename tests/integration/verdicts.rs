@@ -297,3 +297,36 @@ fn gpu010_points_at_replicas_when_memory_rules_out_a_smaller_gpu() {
     assert_eq!(help("qwen-32b"), "its GPU memory rules out a MIG slice or a shared GPU (P99 72.0 GB of 85.5 GB per GPU, 82.8 GB with the 15% margin): the lever is replicas: run fewer than its 3, or let an autoscaler (HPA, KEDA) scale them with the load");
     assert!(help("idle").starts_with("request fewer GPUs, a MIG profile"));
 }
+
+/// A private model under `models:` in `.gpulint.yaml` is judged like a catalogued one: the
+/// note that it is unknown (FIT005) becomes FIT002's verdict on its size.
+#[test]
+fn a_private_model_of_the_config_is_judged() {
+    use crate::support::common::{gpulint, output};
+    let tmp = tempfile::tempdir().unwrap();
+    let manifest = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: bot}\nspec:\n  template:\n    spec:\n      nodeSelector: {nvidia.com/gpu.product: NVIDIA-L4}\n      containers:\n      - name: vllm\n        image: vllm/vllm-openai:v0.10.1\n        args: [--model, acme/bot-34b]\n        resources: {limits: {nvidia.com/gpu: 1}}\n";
+    std::fs::write(tmp.path().join("bot.yaml"), manifest).unwrap();
+    let run = |dir: &Path| {
+        let (_, stdout, stderr) = output(gpulint().current_dir(dir).args([
+            "--select",
+            "FIT002,FIT005",
+            "--format",
+            "json",
+            ".",
+        ]));
+        let report: serde_json::Value = serde_json::from_str(&stdout).expect(&stderr);
+        report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["rule"].as_str().unwrap().to_string())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(run(tmp.path()), ["FIT005"]);
+    std::fs::write(
+        tmp.path().join(".gpulint.yaml"),
+        "models:\n  - {id: acme/bot-34b, params_b: 34, layers: 48, kv_heads: 8, head_dim: 128, context: 16384, dtype: bf16, source: https://example.com/config.json}\n",
+    )
+    .unwrap();
+    assert_eq!(run(tmp.path()), ["FIT002"]);
+}

@@ -1,0 +1,617 @@
+//! FIT002–FIT005: will the model fit? An inference engine's model (`rules/models.yaml`, the
+//! config's `models:`), its flags (`rules/engines.yaml`'s `serving:`) and the GPU the pod
+//! lands on (`k8s::accelerator`, with the measured nodes and GPU model) give the GPU memory
+//! the weights and the KV cache of one sequence need, per GPU, against what the engine may
+//! use. The arithmetic ([`estimate`]) is Kaito's "Model SKU Requirements Calculation Guide"
+//! (measured on vLLM 0.10.1): weights × 1.02, plus 1.7 GiB of activations and 0.6 GiB outside
+//! PyTorch on every GPU, within capacity × the engine's memory share.
+
+use super::{container_label, flag_span, Context, Hit, Rule};
+use crate::k8s::accelerator::{self, Candidate, Landing};
+use crate::k8s::engine::{self, Engine, FractionCovers, ServingFlags, Setting};
+use crate::k8s::model::{Dtype, Found, Model};
+use crate::k8s::workload::{Container, Workload};
+
+/// Weights take this much more GPU memory than their files (the guide's 102%).
+pub const WEIGHTS_FACTOR: f64 = 1.02;
+/// Activations, at most, per GPU (the guide's measurement), GiB.
+pub const ACTIVATIONS_GIB: f64 = 1.7;
+/// Memory outside PyTorch (CUDA context, NCCL), at most, per GPU, GiB.
+pub const NON_TORCH_GIB: f64 = 0.6;
+/// An error needs the estimate to exceed what the engine may use by more than this share:
+/// the guide's activations and non-PyTorch memory are the largest it measured (a small model
+/// needs less), the driver's reserved memory and the engine version move the real need by a
+/// few percent, and a linter that stops a merge must not be wrong (Llama 3.1 8B at 32k on one
+/// L4, Google's published sample, is 7% above the estimate).
+pub const TOLERANCE: f64 = 0.10;
+/// vLLM's default KV block size: a suggested `--max-model-len` is a multiple of it.
+pub const BLOCK: u64 = 16;
+
+const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
+
+/// What the arithmetic needs, all per engine instance.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Inputs {
+    /// Weights of the whole model, GiB (as published, or as quantized).
+    pub weights_gib: f64,
+    pub tp: u64,
+    pub pp: u64,
+    /// KV cache bytes a token, on one GPU.
+    pub kv_bytes_per_token: f64,
+    pub capacity_gib: f64,
+    pub fraction: f64,
+    pub covers: FractionCovers,
+    pub context: u64,
+}
+
+/// The verdict of the arithmetic, per GPU (GiB).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Estimate {
+    pub weights: f64,
+    pub usable: f64,
+    pub overhead: f64,
+    /// The KV cache of one sequence of `context` tokens.
+    pub kv_one: f64,
+    /// Tokens the KV cache holds after the weights (0 when the weights do not fit).
+    pub kv_tokens: u64,
+}
+
+impl Estimate {
+    /// The weights fit within the tolerance.
+    pub fn weights_fit(&self) -> bool {
+        self.weights <= self.usable * (1.0 + TOLERANCE)
+    }
+
+    /// One sequence of the context fits beside the weights, within the tolerance.
+    pub fn context_fits(&self) -> bool {
+        self.weights + self.kv_one <= self.usable * (1.0 + TOLERANCE)
+    }
+
+    /// The largest context that fits (the estimate itself, no tolerance), a multiple of
+    /// [`BLOCK`].
+    pub fn largest_context(&self) -> u64 {
+        self.kv_tokens / BLOCK * BLOCK
+    }
+
+    /// Sequences of the context the KV cache holds at once.
+    pub fn concurrent(&self, context: u64) -> u64 {
+        self.kv_tokens.checked_div(context).unwrap_or(0)
+    }
+}
+
+/// Kaito's arithmetic, per GPU.
+pub fn estimate(i: &Inputs) -> Estimate {
+    let ranks = (i.tp.max(1) * i.pp.max(1)) as f64;
+    let weights = i.weights_gib * WEIGHTS_FACTOR / ranks;
+    let overhead = match i.covers {
+        FractionCovers::All => ACTIVATIONS_GIB + NON_TORCH_GIB,
+        FractionCovers::WeightsAndKv => 0.0,
+    };
+    let usable = i.capacity_gib * i.fraction - overhead;
+    let kv_one = i.kv_bytes_per_token * i.context as f64 / GIB;
+    let left = (usable - weights).max(0.0);
+    let kv_tokens = if i.kv_bytes_per_token > 0.0 {
+        (left * GIB / i.kv_bytes_per_token).floor() as u64
+    } else {
+        0
+    };
+    Estimate {
+        weights,
+        usable,
+        overhead,
+        kv_one,
+        kv_tokens,
+    }
+}
+
+/// KV cache bytes a token on one GPU: `2 × layers × KV heads × head dim × bytes`, the heads
+/// split over tensor-parallel ranks (each rank keeps at least one), the layers over pipeline
+/// stages; MLA keeps one latent vector (`kv_lora_rank + qk_rope_head_dim`) a layer, whole on
+/// every rank.
+pub fn kv_bytes_per_token(m: &Model, tp: u64, pp: u64, kv_bytes: f64) -> f64 {
+    let layers = m.full_attention_layers.unwrap_or(m.layers) as f64 / pp.max(1) as f64;
+    match m.mla {
+        Some(mla) => (mla.kv_lora_rank + mla.qk_rope_head_dim) as f64 * layers * kv_bytes,
+        None => {
+            let heads = (m.kv_heads as f64 / tp.max(1) as f64).max(1.0);
+            2.0 * layers * heads * m.head_dim as f64 * kv_bytes
+        }
+    }
+}
+
+/// The weights' format: a quantization flag, else a quantized repository's, else the
+/// published dtype (an fp8 or mxfp4 checkpoint stays so), else `--dtype`.
+fn weights_dtype(found: &Found, dtype: Option<Dtype>, quantization: Option<&str>) -> Option<Dtype> {
+    if let Some(q) = quantization {
+        return Dtype::of_quantization(q);
+    }
+    if let Some(d) = found.quantized {
+        return Some(d);
+    }
+    let native = found.model.dtype;
+    match native {
+        Dtype::Bf16 | Dtype::Fp16 | Dtype::Fp32 => Some(dtype.unwrap_or(native)),
+        _ => Some(native),
+    }
+}
+
+fn weights_gib(m: &Model, dtype: Dtype) -> f64 {
+    match m.weights_gib {
+        Some(w) if dtype == m.dtype => w,
+        _ => m.params_b * 1e9 * dtype.bytes() / GIB,
+    }
+}
+
+/// The GPU the container lands on: a MIG slice it requests, what its pod (and its Kueue
+/// flavors) select, the measured GPU model, the measured nodes its selector allows; the
+/// smallest when several are possible.
+pub(crate) fn landing(cx: &Context, w: &Workload, c: &Container) -> Option<Landing> {
+    let r = &c.resources;
+    let mig = r
+        .limits
+        .entries
+        .iter()
+        .chain(&r.requests.entries)
+        .find_map(|q| q.name.strip_prefix("nvidia.com/mig-"));
+    if let Some(profile) = mig {
+        let slice = accelerator::mig_slice(profile)?;
+        return Some(accelerator::exactly(
+            slice,
+            format!("resource nvidia.com/mig-{profile}"),
+        ));
+    }
+    let pod = c.pod.and_then(|p| w.pods.get(p)).map(|p| p.spec);
+    let mut found = pod.and_then(accelerator::from_pod_spec);
+    // Kueue injects a flavor's nodeLabels: any of the flavors admitting the GPUs.
+    let gpu_resource = r
+        .limits
+        .entries
+        .iter()
+        .chain(&r.requests.entries)
+        .find(|q| cx.gpu_names.classify(q.name) == crate::k8s::gpu::GpuName::Known)
+        .map(|q| q.name);
+    if let Some(flavors) = gpu_resource.and_then(|g| super::kueue::admitting_flavors(cx, w, g)) {
+        let choices: Option<Vec<_>> = flavors
+            .iter()
+            .map(|f| {
+                let labels = cx.facts.kueue.flavors.get(*f)?;
+                accelerator::from_labels(
+                    labels.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+                    &format!("Kueue flavor {f}"),
+                )
+            })
+            .collect();
+        found = accelerator::both(found, choices.and_then(|c| accelerator::either(&c)));
+    }
+    // Measured: the GPU model the container ran on, else the nodes its selector allows.
+    if let Some(u) = super::headroom::usage_of(cx, w, c) {
+        if let Some(model) = u.gpu_model.as_deref() {
+            if let Some(gpu) = accelerator::by_dcgm(model) {
+                found = accelerator::both(
+                    found,
+                    Some(accelerator::exactly(gpu, format!("measured: {model}"))),
+                );
+            }
+        }
+    }
+    if found.is_none() {
+        let nodes = cx.usage.map(|u| u.nodes_of(cx.cluster)).unwrap_or_default();
+        let known_key = |k: &str| nodes.iter().any(|n| n.has_label_key(k));
+        let choices: Vec<_> = match pod {
+            Some(pod) => nodes
+                .iter()
+                .filter(|n| super::fit::allowed(pod, n, &known_key))
+                .filter_map(|n| {
+                    let product = n.label(accelerator::PRODUCT_LABEL)?;
+                    accelerator::from_labels(
+                        [(accelerator::PRODUCT_LABEL, product)],
+                        "measured node",
+                    )
+                })
+                .collect(),
+            None => Vec::new(),
+        };
+        found = accelerator::either(&choices);
+    }
+    found
+}
+
+/// What a container's engine serves, read once.
+struct Served<'a> {
+    engine: &'static Engine,
+    flags: &'static ServingFlags,
+    model: Setting<'a>,
+    /// The served name, for people (`gemma-7b-AWQ`).
+    name: String,
+    found: Found<'a>,
+    dtype: Dtype,
+    kv_bytes: f64,
+    tp: u64,
+    pp: u64,
+    fraction: f64,
+    fraction_written: bool,
+    context: Option<(u64, Setting<'a>)>,
+    max_seqs: Option<u64>,
+}
+
+fn number<T: std::str::FromStr>(s: &Setting) -> Option<T> {
+    s.value.as_deref()?.trim().parse().ok()
+}
+
+/// The tensor- and pipeline-parallel sizes (1 unless written); `None` when one is written but
+/// is not a number.
+fn tp_pp(engine: &Engine, c: &Container) -> Option<(u64, u64)> {
+    let p = engine::parallelism(engine, c);
+    let mut sizes = [1u64, 1u64];
+    for f in &p.factors {
+        if let Some(i) = engine
+            .parallelism
+            .iter()
+            .take(2)
+            .position(|spellings| spellings.contains(&f.flag))
+        {
+            sizes[i] = f.count?;
+        } else if !engine.parallelism.iter().any(|s| s.contains(&f.flag)) {
+            // An environment variable factor (TGI's NUM_SHARD): the shard count.
+            sizes[0] = f.count?;
+        }
+    }
+    Some((sizes[0], sizes[1]))
+}
+
+/// `None` when the model cannot be judged (returned as `Err` with the model's name when it
+/// is named but not catalogued).
+fn served<'a>(cx: &'a Context, c: &Container<'a>) -> Result<Option<Served<'a>>, Setting<'a>> {
+    let Some(engine) = engine::detect(c) else {
+        return Ok(None);
+    };
+    let Some(flags) = engine.serving.as_ref() else {
+        return Ok(None);
+    };
+    if !engine::runs_engine(c, engine) {
+        return Ok(None);
+    }
+    let Some(model) = engine::model_setting(c, flags) else {
+        return Ok(None);
+    };
+    let Some(name) = model.value.clone() else {
+        return Ok(None);
+    };
+    let Some(found) = cx.models.find(&name) else {
+        return Err(model);
+    };
+    let read = |spellings: &[String]| engine::setting(c, spellings);
+    let dtype_flag = read(&flags.dtype).and_then(|s| s.value.as_deref().and_then(Dtype::parse));
+    let quantization = read(&flags.quantization).and_then(|s| s.value);
+    let Some(dtype) = weights_dtype(&found, dtype_flag, quantization.as_deref()) else {
+        return Ok(None);
+    };
+    let kv_flag = read(&flags.kv_cache_dtype);
+    let kv_bytes = match kv_flag.as_ref().and_then(|s| s.value.as_deref()) {
+        Some(v) if v != "auto" => match Dtype::parse(v) {
+            Some(d) => d.bytes(),
+            None => return Ok(None),
+        },
+        _ if dtype_flag == Some(Dtype::Fp32) => 4.0,
+        _ => 2.0,
+    };
+    let Some((tp, pp)) = tp_pp(engine, c) else {
+        return Ok(None);
+    };
+    let fraction_setting = read(&flags.memory_fraction);
+    let fraction = match &fraction_setting {
+        Some(s) => match number::<f64>(s).filter(|f| *f > 0.0 && *f <= 1.0) {
+            Some(f) => f,
+            None => return Ok(None),
+        },
+        None => flags.memory_fraction_default,
+    };
+    let context = match read(&flags.context) {
+        Some(s) => match number::<u64>(&s).filter(|n| *n > 0) {
+            Some(n) => Some((n, s)),
+            None => return Ok(None),
+        },
+        None => None,
+    };
+    let max_seqs = read(&flags.max_seqs).and_then(|s| number::<u64>(&s));
+    Ok(Some(Served {
+        engine,
+        flags,
+        name: crate::k8s::model::display_name(&name),
+        model,
+        found,
+        dtype,
+        kv_bytes,
+        tp,
+        pp,
+        fraction,
+        fraction_written: fraction_setting.is_some(),
+        context,
+        max_seqs,
+    }))
+}
+
+pub fn check(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {
+    for c in w.containers.iter().filter(|c| !c.init && c.spark.is_none()) {
+        let s = served(cx, c);
+        if matches!(s, Ok(None)) {
+            continue;
+        }
+        // Without a known GPU nothing is judged, and an unknown model is not worth a note.
+        let Some(on) = landing(cx, w, c) else {
+            continue;
+        };
+        match s {
+            Ok(Some(s)) => judge(cx, c, &s, &on, hits),
+            Ok(None) => {}
+            Err(model) => {
+                if super::is_gpu_container(cx, c) {
+                    hits.push(unknown(cx, c, &model));
+                }
+            }
+        }
+    }
+}
+
+/// FIT005.
+fn unknown(cx: &Context, c: &Container, model: &Setting) -> Hit {
+    let (span, anchor) = flag_span(cx, model.node, &model.flag);
+    Hit::new(
+        Rule::ModelUnknown,
+        span,
+        format!(
+            "not judged: the model `{}` served in {} is not in gpulint's model catalogue, so whether it fits its GPU was not checked",
+            model.value.as_deref().unwrap_or(&model.written),
+            container_label(c)
+        ),
+        "model not in the catalogue".into(),
+    )
+    .help("add it under `models:` in .gpulint.yaml (parameters, layers, KV heads, head dimension, context, dtype: its config.json), see docs/models.md")
+    .comment_anchor(anchor)
+    .container(c)
+}
+
+fn gib(v: f64) -> String {
+    format!("{v:.1} GiB")
+}
+
+fn inputs(
+    s: &Served,
+    model: &Model,
+    dtype: Dtype,
+    tp: u64,
+    capacity_gib: f64,
+    context: u64,
+) -> Inputs {
+    Inputs {
+        weights_gib: weights_gib(model, dtype),
+        tp,
+        pp: s.pp,
+        kv_bytes_per_token: kv_bytes_per_token(model, tp, s.pp, s.kv_bytes),
+        capacity_gib,
+        fraction: s.fraction,
+        covers: s.flags.fraction_covers,
+        context,
+    }
+}
+
+/// What the engine may use on the GPU, for people: `22.5 GiB × 0.90 less 2.3 GiB`.
+fn usable_text(s: &Served, on: &Landing, e: &Estimate) -> String {
+    let share = if s.fraction_written {
+        format!("{:.2}", s.fraction)
+    } else {
+        format!("{:.2}, the default", s.fraction)
+    };
+    let overhead = if e.overhead > 0.0 {
+        format!(", less {} of activations and CUDA context", gib(e.overhead))
+    } else {
+        String::new()
+    };
+    format!(
+        "{} usable on {}: {} × {share}{overhead}",
+        gib(e.usable),
+        on.describe(),
+        gib(on.gpu.gib()),
+    )
+}
+
+fn layout(s: &Served) -> String {
+    match (s.tp, s.pp) {
+        (1, 1) => "on one GPU".into(),
+        (t, 1) => format!("over tensor parallel {t}"),
+        (t, p) => format!("over tensor parallel {t} × pipeline parallel {p}"),
+    }
+}
+
+fn judge(cx: &Context, c: &Container, s: &Served, on: &Landing, hits: &mut Vec<Hit>) {
+    let model = s.found.model;
+    let context = s.context.as_ref().map(|(n, _)| *n).unwrap_or(model.context);
+    let e = estimate(&inputs(s, model, s.dtype, s.tp, on.gpu.gib(), context));
+    let who = container_label(c);
+    let (model_span, model_anchor) = flag_span(cx, s.model.node, &s.model.flag);
+    if !e.weights_fit() {
+        let total = weights_gib(model, s.dtype);
+        hits.push(
+            Hit::new(
+                Rule::ModelWeightsDoNotFit,
+                model_span,
+                format!(
+                    "{} in {} is {} of weights: {} a GPU {} in {who}, above the {}: {} cannot load it",
+                    s.name,
+                    s.dtype.name(),
+                    gib(total),
+                    gib(e.weights),
+                    layout(s),
+                    usable_text(s, on, &e),
+                    s.engine.name,
+                ),
+                format!("{} of weights a GPU, {} usable", gib(e.weights), gib(e.usable)),
+            )
+            .help(weights_help(s, model, on, context))
+            .comment_anchor(model_anchor)
+            .container(c),
+        );
+        return;
+    }
+    let checked = s.context.is_some() || s.flags.context_from_model;
+    if !checked {
+        return;
+    }
+    let (span, anchor, flag) = match &s.context {
+        Some((_, setting)) => {
+            let (span, anchor) = flag_span(cx, setting.node, &setting.flag);
+            (span, anchor, setting.flag.clone())
+        }
+        None => (
+            model_span,
+            model_anchor,
+            s.flags.context.first().cloned().unwrap_or_default(),
+        ),
+    };
+    let whose = if s.context.is_some() {
+        format!("{flag} {context}")
+    } else {
+        format!("{context}, the model's context (no {flag})")
+    };
+    if !e.context_fits() {
+        let largest = e.largest_context();
+        let help = if largest >= BLOCK {
+            format!(
+                "set {flag} {largest} (the most the KV cache holds by this estimate, a multiple of the block size {BLOCK}), or give it more memory: a larger GPU, more tensor parallelism, an fp8 KV cache (--kv-cache-dtype fp8) or a higher memory share"
+            )
+        } else {
+            "the weights leave no room for the KV cache: use a larger GPU, more tensor parallelism or a quantized model".to_string()
+        };
+        hits.push(
+            Hit::new(
+                Rule::ModelContextDoesNotFit,
+                span,
+                format!(
+                    "one sequence of {whose} needs {} of KV cache a GPU for {} in {who}, but {} of weights leave {} of the {}: {} refuses to start (its KV cache holds about {} tokens)",
+                    gib(e.kv_one),
+                    s.name,
+                    gib(e.weights),
+                    gib((e.usable - e.weights).max(0.0)),
+                    usable_text(s, on, &e),
+                    s.engine.name,
+                    e.kv_tokens,
+                ),
+                format!("needs {} of KV cache, {} left", gib(e.kv_one), gib((e.usable - e.weights).max(0.0))),
+            )
+            .help(help)
+            .comment_anchor(anchor)
+            .container(c),
+        );
+        return;
+    }
+    let n = e.concurrent(context);
+    // Said when the engine is told to batch more than the cache holds, or when not even one
+    // sequence fits by the estimate (within FIT003's tolerance).
+    if n == 0 || s.max_seqs.is_some_and(|m| n < m) {
+        let seqs = match (s.max_seqs, s.flags.max_seqs.first()) {
+            (Some(m), Some(f)) => format!(" ({f} {m})"),
+            _ => String::new(),
+        };
+        let room = if n == 0 {
+            format!(
+                "room for less than one request of {} tokens by this estimate (within FIT003's tolerance of {:.0}%: the engine may refuse to start)",
+                context_short(context),
+                TOLERANCE * 100.0
+            )
+        } else {
+            format!(
+                "room for {n} concurrent request(s) of {} tokens{seqs}",
+                context_short(context)
+            )
+        };
+        hits.push(
+            Hit::new(
+                Rule::ModelConcurrencyLow,
+                span,
+                format!(
+                    "{room}: the KV cache of {} in {who} holds about {} tokens ({} of weights + {} of KV at {} a GPU, of {})",
+                    s.name,
+                    e.kv_tokens,
+                    gib(e.weights),
+                    gib(e.kv_one),
+                    context_short(context),
+                    usable_text(s, on, &e),
+                ),
+                format!("{n} request(s) of {} at once", context_short(context)),
+            )
+            .help(format!(
+                "longer requests queue; if they need not be {context} tokens long, a lower {flag} serves more at once"
+            ))
+            .comment_anchor(anchor)
+            .container(c),
+        );
+    }
+}
+
+/// `32k` for 32768, `131072` otherwise plain.
+fn context_short(n: u64) -> String {
+    if n >= 1024 && n % 1024 == 0 {
+        format!("{}k", n / 1024)
+    } else {
+        n.to_string()
+    }
+}
+
+/// What would make the weights fit: the smallest tensor parallelism, a quantization, a GPU.
+fn weights_help(s: &Served, model: &Model, on: &Landing, context: u64) -> String {
+    let fits = |dtype: Dtype, tp: u64, capacity: f64| {
+        estimate(&inputs(s, model, dtype, tp, capacity, context)).weights_fit()
+    };
+    let mut ways = Vec::new();
+    let tp_flag = s
+        .engine
+        .parallelism
+        .first()
+        .and_then(|f| f.first())
+        .cloned();
+    if let Some(flag) = &tp_flag {
+        if let Some(tp) = [2u64, 4, 8, 16]
+            .into_iter()
+            .filter(|t| *t > s.tp)
+            .find(|t| fits(s.dtype, *t, on.gpu.gib()))
+        {
+            ways.push(format!("{flag} {tp} (with as many GPUs)"));
+        }
+    }
+    if let Some(q) = s.flags.quantization.first() {
+        for (dtype, method) in [(Dtype::Fp8, "fp8"), (Dtype::Int4, "awq or gptq")] {
+            if dtype.bytes() < s.dtype.bytes() && fits(dtype, s.tp, on.gpu.gib()) {
+                ways.push(if dtype == Dtype::Fp8 {
+                    format!("{q} {method}")
+                } else {
+                    format!("a 4-bit quantized copy ({method})")
+                });
+                break;
+            }
+        }
+    }
+    if let Some(gpu) = accelerator::table()
+        .iter()
+        .map(|g| Candidate {
+            name: g.name.clone(),
+            memory_mib: g.memory_mib as f64,
+        })
+        .filter(|g| g.memory_mib > on.gpu.memory_mib)
+        .filter(|g| fits(s.dtype, s.tp, g.gib()))
+        .min_by(|a, b| a.memory_mib.total_cmp(&b.memory_mib))
+    {
+        ways.push(format!(
+            "a GPU of {} or more ({})",
+            gib(gpu.gib()),
+            gpu.name
+        ));
+    }
+    if ways.is_empty() {
+        "spread it over more GPUs (tensor or pipeline parallelism across nodes) or serve a smaller model".into()
+    } else {
+        format!("it fits with {}", ways.join(", or "))
+    }
+}
+
+#[cfg(test)]
+mod tests;

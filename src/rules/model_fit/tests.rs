@@ -1,0 +1,457 @@
+use super::*;
+use crate::rules::test_support::run;
+use crate::rules::RepoFacts;
+
+/// A Deployment running `image` with `args` and `env` on `gpus` GPUs, its node selected by
+/// `key: value`.
+fn deployment(
+    image: &str,
+    args: &[&str],
+    env: &[(&str, &str)],
+    gpus: u32,
+    key: &str,
+    value: &str,
+) -> String {
+    let args: Vec<String> = args.iter().map(|a| format!("{a:?}")).collect();
+    let env: Vec<String> = env
+        .iter()
+        .map(|(n, v)| format!("{{name: {n}, value: {v:?}}}"))
+        .collect();
+    format!(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: m}}\nspec:\n  template:\n    spec:\n      nodeSelector: {{{key}: {value:?}}}\n      containers:\n      - name: server\n        image: {image}\n        args: [{}]\n        env: [{}]\n        resources: {{limits: {{nvidia.com/gpu: {gpus}}}}}\n",
+        args.join(", "),
+        env.join(", ")
+    )
+}
+
+fn fit_rules(text: &str) -> Vec<(String, String)> {
+    run(text, &RepoFacts::default(), false)
+        .into_iter()
+        .filter(|(r, _, _)| r.starts_with("FIT"))
+        .map(|(r, _, m)| (r, m))
+        .collect()
+}
+
+fn rules_of(text: &str) -> Vec<String> {
+    fit_rules(text).into_iter().map(|(r, _)| r).collect()
+}
+
+const VLLM: &str = "vllm/vllm-openai:v0.10.1";
+const GPU: &str = "nvidia.com/gpu.product";
+
+fn inputs_8b_on(capacity_gib: f64, context: u64) -> Inputs {
+    let m = crate::k8s::model::Catalogue::default()
+        .find("meta-llama/Llama-3.1-8B-Instruct")
+        .unwrap()
+        .model
+        .clone();
+    Inputs {
+        weights_gib: weights_gib(&m, Dtype::Bf16),
+        tp: 1,
+        pp: 1,
+        kv_bytes_per_token: kv_bytes_per_token(&m, 1, 1, 2.0),
+        capacity_gib,
+        fraction: 0.9,
+        covers: FractionCovers::All,
+        context,
+    }
+}
+
+#[test]
+fn the_arithmetic_is_kaitos() {
+    // Llama 3.1 8B: 8.03e9 × 2 bytes = 14.96 GiB; 2 × 32 × 8 × 128 × 2 = 131072 bytes a token.
+    let i = inputs_8b_on(80.0, 8192);
+    assert!((i.weights_gib - 14.957).abs() < 0.01, "{}", i.weights_gib);
+    assert_eq!(i.kv_bytes_per_token, 131072.0);
+    let e = estimate(&i);
+    assert!((e.weights - 14.957 * 1.02).abs() < 0.01);
+    assert!((e.usable - (72.0 - 2.3)).abs() < 1e-9);
+    assert_eq!(e.kv_one, 1.0, "8192 tokens × 128 KiB = 1 GiB");
+    // Tensor parallelism splits weights and KV heads; pipeline parallelism weights and layers.
+    let m = crate::k8s::model::builtin()
+        .iter()
+        .find(|m| m.id == "meta-llama/Llama-3.1-70B-Instruct")
+        .unwrap();
+    assert_eq!(kv_bytes_per_token(m, 1, 1, 2.0), 327680.0);
+    assert_eq!(kv_bytes_per_token(m, 4, 1, 2.0), 81920.0);
+    assert_eq!(
+        kv_bytes_per_token(m, 16, 1, 2.0),
+        40960.0,
+        "8 KV heads on 16 ranks: one each"
+    );
+    assert_eq!(kv_bytes_per_token(m, 4, 2, 2.0), 40960.0);
+    // MLA: one latent of 512 + 64 a layer, on every rank.
+    let ds = crate::k8s::model::builtin()
+        .iter()
+        .find(|m| m.id == "deepseek-ai/DeepSeek-V3")
+        .unwrap();
+    assert_eq!(kv_bytes_per_token(ds, 8, 1, 2.0), 576.0 * 61.0 * 2.0);
+    // SGLang's share covers weights and KV only.
+    let e = estimate(&Inputs {
+        covers: FractionCovers::WeightsAndKv,
+        ..inputs_8b_on(80.0, 8192)
+    });
+    assert_eq!(e.usable, 72.0);
+}
+
+/// The tolerance at its edges: an estimate exactly `TOLERANCE` above the usable memory is
+/// not an error; a hair more is.
+#[test]
+fn the_tolerance_is_explicit_and_tested_at_its_edges() {
+    assert_eq!(TOLERANCE, 0.10);
+    let base = inputs_8b_on(80.0, 0);
+    let weights = base.weights_gib * WEIGHTS_FACTOR;
+    // Weights: capacity such that usable × (1 + TOLERANCE) == weights.
+    let capacity_at =
+        |need: f64| (need / (1.0 + TOLERANCE) + ACTIVATIONS_GIB + NON_TORCH_GIB) / 0.9;
+    let edge = capacity_at(weights);
+    let at = estimate(&Inputs {
+        capacity_gib: edge + 1e-9,
+        ..base.clone()
+    });
+    let over = estimate(&Inputs {
+        capacity_gib: edge - 1e-6,
+        ..base.clone()
+    });
+    assert!(at.weights_fit() && !over.weights_fit());
+    // Context: weights + one sequence at the edge.
+    let ctx = 32768;
+    let kv = base.kv_bytes_per_token * ctx as f64 / GIB;
+    let edge = capacity_at(weights + kv);
+    let at = estimate(&Inputs {
+        capacity_gib: edge + 1e-9,
+        context: ctx,
+        ..base.clone()
+    });
+    let over = estimate(&Inputs {
+        capacity_gib: edge - 1e-6,
+        context: ctx,
+        ..base.clone()
+    });
+    assert!(at.weights_fit() && at.context_fits());
+    assert!(over.weights_fit() && !over.context_fits());
+    // The suggested context fits without the tolerance, and is a multiple of the block.
+    assert_eq!(over.largest_context() % BLOCK, 0);
+    let suggested = estimate(&Inputs {
+        capacity_gib: edge - 1e-6,
+        context: over.largest_context(),
+        ..base
+    });
+    assert!(suggested.weights + suggested.kv_one <= suggested.usable);
+}
+
+#[test]
+fn the_model_and_its_flags_are_read_in_every_engine_and_spelling() {
+    // vLLM: positional model, `_` spellings, `$(VAR)` from env.
+    let text = deployment(
+        VLLM,
+        &[
+            "vllm",
+            "serve",
+            "$(MODEL)",
+            "--max_model_len",
+            "4096",
+            "--tensor_parallel_size=2",
+            "--served-model-name",
+            "chat",
+        ],
+        &[("MODEL", "meta-llama/Llama-3.1-70B-Instruct")],
+        2,
+        GPU,
+        "NVIDIA-L4",
+    );
+    let hits = fit_rules(
+        &text
+            .replace(
+                "args: [\"vllm\", \"serve\",",
+                "command: [\"vllm\", \"serve\",",
+            )
+            .replace("\"chat\"]", "\"chat\"]\n        args: []"),
+    );
+    assert_eq!(hits.len(), 1, "{hits:?}");
+    assert_eq!(hits[0].0, "FIT002");
+    assert!(hits[0].1.starts_with("Llama-3.1-70B-Instruct in bf16 is 131.4 GiB of weights: 67.0 GiB a GPU over tensor parallel 2"), "{}", hits[0].1);
+    // SGLang.
+    let text = deployment(
+        "lmsysorg/sglang:v0.4.9",
+        &[
+            "python3",
+            "-m",
+            "sglang.launch_server",
+            "--model-path",
+            "Qwen/Qwen2.5-72B-Instruct",
+            "--tp",
+            "2",
+            "--context-length",
+            "32768",
+        ],
+        &[],
+        2,
+        "cloud.google.com/gke-accelerator",
+        "nvidia-l4",
+    );
+    assert_eq!(rules_of(&text), ["FIT002"]);
+    // TGI through its environment, quantized: fits.
+    let text = deployment(
+        "ghcr.io/huggingface/text-generation-inference:2.4",
+        &[],
+        &[
+            ("MODEL_ID", "meta-llama/Meta-Llama-3-70B-Instruct"),
+            ("NUM_SHARD", "2"),
+            ("QUANTIZE", "bitsandbytes-nf4"),
+        ],
+        2,
+        "cloud.google.com/gke-accelerator",
+        "nvidia-l4",
+    );
+    assert_eq!(rules_of(&text), Vec::<String>::new());
+    // The same unquantized: 131 GiB over 2 L4s.
+    let text = text.replace(", {name: QUANTIZE, value: \"bitsandbytes-nf4\"}", "");
+    assert_eq!(rules_of(&text), ["FIT002"]);
+    // A quantized repository: its name says so.
+    let text = deployment(
+        VLLM,
+        &[
+            "--model",
+            "Qwen/Qwen2.5-72B-Instruct-AWQ",
+            "-tp",
+            "2",
+            "--max-model-len",
+            "8192",
+        ],
+        &[],
+        2,
+        GPU,
+        "NVIDIA-L40S",
+    );
+    assert_eq!(rules_of(&text), Vec::<String>::new());
+    // An unresolved value is not judged, an unknown model is a note, never a guess.
+    let text = deployment(VLLM, &["--model", "$(MODEL)"], &[], 1, GPU, "NVIDIA-L4");
+    assert_eq!(rules_of(&text), Vec::<String>::new());
+    let text = deployment(
+        VLLM,
+        &["--model", "acme/private-13b"],
+        &[],
+        1,
+        GPU,
+        "NVIDIA-L4",
+    );
+    let hits = fit_rules(&text);
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].0, "FIT005");
+    assert!(hits[0].1.contains("`acme/private-13b`"), "{}", hits[0].1);
+    // An engine image running another program: its flags are not the engine's.
+    let text = deployment(
+        VLLM,
+        &["lm_eval --model vllm --model_args pretrained=x"],
+        &[],
+        1,
+        GPU,
+        "NVIDIA-L4",
+    )
+    .replace(
+        "        args: [",
+        "        command: [\"/bin/sh\", \"-c\"]\n        args: [",
+    );
+    assert_eq!(rules_of(&text), Vec::<String>::new());
+    // No GPU known: nothing said.
+    let text = deployment(
+        VLLM,
+        &["--model", "meta-llama/Llama-3.1-70B-Instruct"],
+        &[],
+        1,
+        "pool",
+        "gpu",
+    );
+    assert_eq!(rules_of(&text), Vec::<String>::new());
+}
+
+#[test]
+fn the_context_rule_suggests_the_largest_max_model_len_and_concurrency_is_counted() {
+    let text = deployment(
+        VLLM,
+        &[
+            "--model",
+            "meta-llama/Llama-3.1-8B-Instruct",
+            "--max-model-len",
+            "65536",
+        ],
+        &[],
+        1,
+        GPU,
+        "NVIDIA-A10G",
+    );
+    let hits = run(&text, &RepoFacts::default(), false);
+    let fit: Vec<_> = hits.iter().filter(|h| h.0.starts_with("FIT")).collect();
+    assert_eq!(fit.len(), 1, "{hits:?}");
+    assert_eq!(fit[0].0, "FIT003");
+    assert_eq!(fit[0].1, "\"65536\"");
+    assert!(
+        fit[0]
+            .2
+            .contains("one sequence of --max-model-len 65536 needs 8.0 GiB of KV cache a GPU"),
+        "{}",
+        fit[0].2
+    );
+    // 8192 fits, 2.7 GiB / 1 GiB: room for 2, and --max-num-seqs asks for 16.
+    let args = [
+        "--model",
+        "meta-llama/Llama-3.1-8B-Instruct",
+        "--max-model-len",
+        "8192",
+    ];
+    let with_seqs = |n: &str| {
+        let mut a = args.to_vec();
+        a.extend(["--max-num-seqs", n]);
+        deployment(VLLM, &a, &[], 1, GPU, "NVIDIA-A10G")
+    };
+    let hits = fit_rules(&with_seqs("16"));
+    assert_eq!(hits.len(), 1, "{hits:?}");
+    assert_eq!(hits[0].0, "FIT004");
+    assert!(
+        hits[0]
+            .1
+            .starts_with("room for 2 concurrent request(s) of 8k tokens (--max-num-seqs 16)"),
+        "{}",
+        hits[0].1
+    );
+    // --max-num-seqs 2 asks for no more; without the flag, the engine's default is not compared.
+    assert_eq!(rules_of(&with_seqs("2")), Vec::<String>::new());
+    let text = deployment(VLLM, &args, &[], 1, GPU, "NVIDIA-A10G");
+    assert_eq!(rules_of(&text), Vec::<String>::new());
+}
+
+#[test]
+fn a_mig_slice_is_the_gpu() {
+    let text = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: s\n    image: vllm/vllm-openai\n    args: [--model, meta-llama/Llama-3.1-8B-Instruct, --max-model-len, '4096']\n    resources: {limits: {nvidia.com/mig-1g.10gb: 1}}\n";
+    let hits = fit_rules(text);
+    assert_eq!(hits.len(), 1, "{hits:?}");
+    assert_eq!(hits[0].0, "FIT002");
+    assert!(hits[0].1.contains("MIG slice 1g.10gb"), "{}", hits[0].1);
+}
+
+/// What happened, as reported.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Outcome {
+    /// It loaded and served.
+    Loaded,
+    /// CUDA out of memory while loading the weights.
+    WeightsOom,
+    /// "The model's max seq len … is larger than the maximum number of tokens that can be
+    /// stored in KV cache" (or its newer wording).
+    ContextError,
+}
+
+/// Real cases from public reports: model, GPU, flags, what happened. Every failure is
+/// predicted by the rule it names; no run that loaded is flagged.
+#[test]
+fn real_cases_from_public_reports() {
+    use Outcome::*;
+    // (source, image, args, env, GPUs, label key, label value, outcome)
+    type Case<'a> = (
+        &'a str,
+        &'a str,
+        &'a [&'a str],
+        &'a [(&'a str, &'a str)],
+        u32,
+        &'a str,
+        &'a str,
+        Outcome,
+    );
+    let gke = "cloud.google.com/gke-accelerator";
+    let mem = "nvidia.com/gpu.memory";
+    let tgi = "ghcr.io/huggingface/text-generation-inference:2.4";
+    let cases: &[Case] = &[
+        // Failures.
+        ("https://github.com/vllm-project/vllm/issues/10517", VLLM,
+         &["--model", "meta-llama/Llama-3.1-70B-Instruct", "--dtype", "float16", "--tensor-parallel-size", "2"], &[], 2, GPU, "NVIDIA-H100-80GB-HBM3", ContextError),
+        // The GPU is not named; 7344 tokens of KV cache (0.5 MiB each) beside 14.4 GiB of
+        // weights is a 24 GB card.
+        ("https://github.com/QwenLM/Qwen3/issues/295", VLLM,
+         &["--served-model-name", "Qwen1.5-7B-Chat", "--model", "/models--Qwen--Qwen1.5-7B-Chat"], &[], 1, GPU, "NVIDIA-A10G", ContextError),
+        ("https://github.com/Graph-COM/SubgraphRAG/issues/19 (RTX 3090, 24576 MiB)", VLLM,
+         &["--model", "meta-llama/Llama-3.1-8B-Instruct"], &[], 1, mem, "24576", ContextError),
+        ("https://github.com/vllm-project/vllm/pull/5714 (Llama 3 70B on one 80GB GPU)", VLLM,
+         &["--model", "meta-llama/Meta-Llama-3-70B-Instruct"], &[], 1, GPU, "NVIDIA-H100-80GB-HBM3", WeightsOom),
+        ("https://github.com/vllm-project/vllm/issues/636 (79.35 GiB A100)", VLLM,
+         &["--model", "meta-llama/Llama-2-70b-hf"], &[], 1, GPU, "NVIDIA-A100-SXM4-80GB", WeightsOom),
+        ("https://github.com/QwenLM/Qwen3/issues/67 (A800 80GB, no tensor parallelism)", VLLM,
+         &["--model", "qwen/Qwen1.5-72B-Chat"], &[], 1, mem, "81920", WeightsOom),
+        ("https://github.com/vllm-project/vllm/issues/11560 (Qwen2-VL-72B's language model on one GPU: any single 80GB)", VLLM,
+         &["--model", "Qwen/Qwen2.5-72B-Instruct"], &[], 1, GPU, "NVIDIA-H100-80GB-HBM3", WeightsOom),
+        ("https://huggingface.co/openai/gpt-oss-120b (fits a single 80GB GPU: not a 40GB one)", VLLM,
+         &["--model", "openai/gpt-oss-120b"], &[], 1, GPU, "NVIDIA-A100-SXM4-40GB", WeightsOom),
+        ("https://github.com/GoogleCloudPlatform/kubernetes-engine-samples/blob/main/ai-ml/llm-serving-gemma/vllm/vllm-7b-token.yaml (needs --max-model-len 600 on one L4)", VLLM,
+         &["--model", "google/gemma-7b", "--max-model-len", "16384"], &[], 1, gke, "nvidia-l4", ContextError),
+        // Loaded: Google's, Meta's, OpenAI's, Kaito's published configurations.
+        ("kubernetes-engine-samples ai-ml/llm-serving-gemma/vllm/vllm-3-27b-it.yaml", "docker.io/vllm/vllm-openai:v0.10.0",
+         &["--model=$(MODEL_ID)", "--tensor-parallel-size=1", "--gpu-memory-utilization=0.95", "--max-model-len=32768", "--max-num-seqs=4"], &[("MODEL_ID", "google/gemma-3-27b-it")], 1, gke, "nvidia-a100-80gb", Loaded),
+        ("kubernetes-engine-samples ai-ml/llm-serving-gemma/vllm/vllm-7b-token.yaml", "docker.io/vllm/vllm-openai:v0.10.0",
+         &["--model=$(MODEL_ID)", "--tensor-parallel-size=1", "--max-model-len=600"], &[("MODEL_ID", "google/gemma-7b")], 1, gke, "nvidia-l4", Loaded),
+        ("kubernetes-engine-samples ai-ml/llm-serving-gemma/vllm/vllm-7b-kvcache.yaml", "docker.io/vllm/vllm-openai:v0.10.0",
+         &["--model=$(MODEL_ID)", "--tensor-parallel-size=1", "--max-model-len=1200"], &[("MODEL_ID", "google/gemma-7b")], 1, gke, "nvidia-l4", Loaded),
+        ("kubernetes-engine-samples ai-ml/llm-serving-gemma/vllm/vllm-7b-awq.yaml", "docker.io/vllm/vllm-openai:v0.10.0",
+         &["--model=$(MODEL_ID)", "--tensor-parallel-size=1"], &[("MODEL_ID", "google/gemma-7b-AWQ")], 1, gke, "nvidia-l4", Loaded),
+        ("kubernetes-engine-samples ai-ml/llm-serving-gemma/vllm/vllm-7b.yaml", "docker.io/vllm/vllm-openai:v0.10.0",
+         &["--model=$(MODEL_ID)", "--tensor-parallel-size=2"], &[("MODEL_ID", "google/gemma-7b")], 2, gke, "nvidia-l4", Loaded),
+        ("kubernetes-engine-samples ai-ml/llm-serving-gemma/vllm/vllm-2-9b-it.yaml", "docker.io/vllm/vllm-openai:v0.10.0",
+         &["--model=$(MODEL_ID)", "--tensor-parallel-size=2"], &[("MODEL_ID", "google/gemma-2-9b-it")], 2, gke, "nvidia-l4", Loaded),
+        ("kubernetes-engine-samples ai-ml/mix-train-and-inference/workloads/vllm-gemma-3-12b-it.yaml", "docker.io/vllm/vllm-openai:v0.10.0",
+         &["--model=$(MODEL_ID)", "--tensor-parallel-size=2", "--max-model-len=16384"], &[("MODEL_ID", "google/gemma-3-12b-it")], 2, gke, "nvidia-l4", Loaded),
+        ("kubernetes-engine-samples ai-ml/llm-serving-gemma/vllm/vllm-7b-it-a100-80gb.yaml", "docker.io/vllm/vllm-openai:v0.10.0",
+         &["--model=$(MODEL_ID)", "--tensor-parallel-size=2"], &[("MODEL_ID", "google/gemma-7b-it")], 2, gke, "nvidia-a100-80gb", Loaded),
+        ("kubernetes-engine-samples ai-ml/llm-multiple-gpus/llama3-70b/text-generation-inference.yaml", tgi,
+         &[], &[("MODEL_ID", "meta-llama/Meta-Llama-3-70B-Instruct"), ("NUM_SHARD", "2"), ("QUANTIZE", "bitsandbytes-nf4")], 2, gke, "nvidia-l4", Loaded),
+        ("kubernetes-engine-samples ai-ml/llm-serving-gemma/tgi/tgi-2-9b-it.yaml", tgi,
+         &[], &[("MODEL_ID", "google/gemma-2-9b-it"), ("NUM_SHARD", "2")], 2, gke, "nvidia-l4", Loaded),
+        ("kubernetes-engine-samples ai-ml/llm-serving-gemma/tgi/tgi-2b-it-h100-80gb.yaml", tgi,
+         &["--model-id=$(MODEL_ID)"], &[("MODEL_ID", "google/gemma-2b-it")], 8, gke, "nvidia-h100-80gb", Loaded),
+        ("kubernetes-engine-samples ai-ml/llm-multihost-gpus/vllm-llama3-405b-A3.yaml (2 nodes of 8 H100)", VLLM,
+         &["--model", "meta-llama/Meta-Llama-3.1-405B-Instruct", "--tensor-parallel-size", "8", "--pipeline-parallel-size", "2"], &[], 8, gke, "nvidia-h100-80gb", Loaded),
+        ("kubernetes-engine-samples ai-ml/llm-multihost-gpus/vllm-deepseek-r1-A3.yaml (2 nodes of 8 H100)", VLLM,
+         &["--model", "deepseek-ai/DeepSeek-R1", "--tensor-parallel-size", "8", "--pipeline-parallel-size", "2", "--max-model-len", "4096"], &[], 8, gke, "nvidia-h100-80gb", Loaded),
+        ("https://huggingface.co/openai/gpt-oss-120b (a single 80GB GPU)", VLLM,
+         &["vllm", "serve", "openai/gpt-oss-120b"], &[], 1, GPU, "NVIDIA-H100-80GB-HBM3", Loaded),
+        ("https://huggingface.co/openai/gpt-oss-20b (within 16GB of memory)", VLLM,
+         &["--model", "openai/gpt-oss-20b"], &[], 1, GPU, "NVIDIA-L4", Loaded),
+        ("https://github.com/QwenLM/Qwen3/issues/295 (the maintainers' answer: --max_model_len 7200)", VLLM,
+         &["--model", "/models--Qwen--Qwen1.5-7B-Chat", "--max_model_len", "7200"], &[], 1, GPU, "NVIDIA-A10G", Loaded),
+        ("https://docs.vllm.ai/projects/recipes/en/latest/DeepSeek/DeepSeek-V3.html (8 H200, tp 8)", VLLM,
+         &["--model", "deepseek-ai/DeepSeek-V3", "--tensor-parallel-size", "8"], &[], 8, GPU, "NVIDIA-H200", Loaded),
+        ("https://github.com/kaito-project/kaito/tree/main/presets/workspace/models/llama3 (llama-3.1-8b-instruct on Standard_NC24ads_A100_v4)", VLLM,
+         &["--model", "meta-llama/Llama-3.1-8B-Instruct"], &[], 1, "node.kubernetes.io/instance-type", "Standard_NC24ads_A100_v4", Loaded),
+        ("https://github.com/kaito-project/kaito/tree/main/presets/workspace/models/phi4 (phi-4 on Standard_NC24ads_A100_v4)", VLLM,
+         &["--model", "microsoft/phi-4"], &[], 1, "node.kubernetes.io/instance-type", "Standard_NC24ads_A100_v4", Loaded),
+    ];
+    assert!(cases.len() >= 25, "{}", cases.len());
+    let mut wrong = Vec::new();
+    for (source, image, args, env, gpus, key, value, outcome) in cases {
+        let (command, args): (Vec<&str>, Vec<&str>) = match args.first() {
+            Some(&"vllm") => (args[..2].to_vec(), args[2..].to_vec()),
+            _ => (Vec::new(), args.to_vec()),
+        };
+        let mut text = deployment(image, &args, env, *gpus, key, value);
+        if !command.is_empty() {
+            let words: Vec<String> = command.iter().map(|w| format!("{w:?}")).collect();
+            text = text.replace(
+                "        args: [",
+                &format!("        command: [{}]\n        args: [", words.join(", ")),
+            );
+        }
+        let got = fit_rules(&text);
+        let errors: Vec<&str> = got
+            .iter()
+            .map(|(r, _)| r.as_str())
+            .filter(|r| matches!(*r, "FIT002" | "FIT003" | "FIT005"))
+            .collect();
+        let want: &[&str] = match outcome {
+            Loaded => &[],
+            WeightsOom => &["FIT002"],
+            ContextError => &["FIT003"],
+        };
+        if errors != want {
+            wrong.push(format!("{source}: {outcome:?}, gpulint said {got:?}"));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
