@@ -973,6 +973,7 @@ impl Linter {
             fix: hit.fix,
             recommended: hit.recommended,
             frees: hit.frees,
+            fit: hit.fit,
             suppression,
             origin: from,
             namespace: None,

@@ -616,6 +616,13 @@ pub fn render(run: &Run, page: &Page) -> String {
                         pct(util.p99)
                     );
                 }
+                for fit in on_it.iter().filter_map(|f| f.fit.as_ref()).take(1) {
+                    let _ = writeln!(
+                        cards,
+                        "<p class=\"legend\">fit: {}</p>",
+                        esc(&fit.summary())
+                    );
+                }
                 if !on_it.is_empty() {
                     let ids: BTreeSet<&str> = on_it.iter().map(|f| f.rule.id).collect();
                     let _ = writeln!(

@@ -74,6 +74,9 @@ struct JsonFinding<'a> {
     /// What following the finding frees (GPU verdicts).
     #[serde(skip_serializing_if = "Option::is_none")]
     frees: Option<JsonFrees<'a>>,
+    /// The model-fit arithmetic (FIT002-FIT004).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fit: Option<&'a crate::rules::Fit>,
 }
 
 #[derive(Serialize)]
@@ -127,6 +130,7 @@ fn findings<S: serde::Serializer>(run: &&Run, serializer: S) -> Result<S::Ok, S:
                         gpus: frees.gpus(),
                         gpu_hours_per_week: frees.gpu_hours_per_week(),
                     }),
+                    fit: f.fit.as_ref(),
                 }
             }),
     )

@@ -308,6 +308,56 @@ pub fn render(run: &Run, page: &Page) -> String {
         }
     }
 
+    // The model-fit arithmetic, one row a FIT finding: what the message judged by.
+    let fits: Vec<(&Finding, &crate::rules::Fit)> = findings
+        .iter()
+        .filter_map(|f| Some((*f, f.fit.as_ref()?)))
+        .collect();
+    if !fits.is_empty() {
+        let _ = writeln!(md, "### Will the model fit? ({})\n", fits.len());
+        md.push_str("| container | rule | model | GPU | weights a GPU | KV of one sequence | usable a GPU | measured |\n|---|---|---|---|--:|--:|--:|---|\n");
+        for (f, fit) in fits {
+            let measured = fit.measured.as_ref().map_or_else(
+                || "-".to_string(),
+                |m| {
+                    let mut s = format!(
+                        "{:.1} GiB a GPU ({})",
+                        m.framebuffer_gib,
+                        if m.agrees {
+                            "as reserved".to_string()
+                        } else {
+                            format!("not the {:.1} GiB reserved", m.reserved_gib)
+                        }
+                    );
+                    if let Some(kv) = m.kv_cache_p99 {
+                        let _ = write!(s, ", KV {:.0}% at P99", kv * 100.0);
+                    }
+                    s
+                },
+            );
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} ({}) | {} | {:.1} GiB | {:.1} GiB at {} | {:.1} GiB | {} |",
+                cell(&format!(
+                    "{}/{} · {}",
+                    f.object.kind,
+                    f.object.name.as_deref().unwrap_or("-"),
+                    f.container.as_deref().unwrap_or("-")
+                )),
+                f.rule.id,
+                cell(&fit.model),
+                fit.dtype,
+                cell(&fit.gpu),
+                fit.weights_gib,
+                fit.kv_gib,
+                fit.context_label(),
+                fit.usable_gib,
+                cell(&measured)
+            );
+        }
+        md.push('\n');
+    }
+
     let _ = writeln!(md, "### Findings ({})\n", findings.len());
     if findings.is_empty() {
         md.push_str("No findings.\n");

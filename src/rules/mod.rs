@@ -12,6 +12,7 @@ mod gpu_sizing;
 pub mod headroom;
 mod kueue;
 mod model_fit;
+pub use model_fit::{Fit, MeasuredFit};
 mod qos;
 mod render_errors;
 pub mod savings;
@@ -615,6 +616,8 @@ pub struct Hit {
     pub recommended: Option<headroom::Recommended>,
     /// What following the finding frees (GPUs per pod, pods).
     pub frees: Option<savings::Frees>,
+    /// The model-fit arithmetic a FIT finding judged by (its figures are the message's).
+    pub fit: Option<model_fit::Fit>,
     /// Where else a suppression comment may sit, when `span` points inside a multi-line value
     /// (a flag in a script): a block scalar's header line, since no YAML comment fits inside it.
     pub comment_anchor: Option<Span>,
@@ -632,6 +635,7 @@ impl Hit {
             fix: None,
             recommended: None,
             frees: None,
+            fit: None,
             comment_anchor: None,
         }
     }
@@ -639,6 +643,11 @@ impl Hit {
     /// What following the finding frees: `gpus` per pod of `c`'s pods in `w`.
     pub fn frees(mut self, gpus: f64, w: &Workload, c: &Container) -> Hit {
         self.frees = savings::Frees::new(gpus, w, c);
+        self
+    }
+
+    pub fn fit(mut self, fit: model_fit::Fit) -> Hit {
+        self.fit = Some(fit);
         self
     }
 
@@ -801,6 +810,8 @@ pub struct Finding {
     pub recommended: Option<headroom::Recommended>,
     /// What following the finding frees.
     pub frees: Option<savings::Frees>,
+    /// The model-fit arithmetic of a FIT finding.
+    pub fit: Option<model_fit::Fit>,
     pub suppression: Option<Suppression>,
     /// What the object was read from, and so where a fix of it lands.
     pub origin: Origin,

@@ -11,6 +11,8 @@ use crate::k8s::accelerator::{self, Candidate, Landing};
 use crate::k8s::engine::{self, Engine, FractionCovers, ServingFlags, Setting};
 use crate::k8s::model::{Dtype, Found, Model};
 use crate::k8s::workload::{Container, Workload};
+use crate::metrics::usage::Usage;
+use serde::Serialize;
 
 /// Weights take this much more GPU memory than their files (the guide's 102%).
 pub const WEIGHTS_FACTOR: f64 = 1.02;
@@ -76,6 +78,151 @@ impl Estimate {
     /// Sequences of the context the KV cache holds at once.
     pub fn concurrent(&self, context: u64) -> u64 {
         self.kv_tokens.checked_div(context).unwrap_or(0)
+    }
+}
+
+/// The arithmetic a FIT finding judged by, per GPU, in the figures its message prints (GiB to
+/// one decimal): the JSON's `fit` and the report cards' fit line.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Fit {
+    pub model: String,
+    pub gpu: String,
+    pub dtype: &'static str,
+    pub tensor_parallel: u64,
+    pub pipeline_parallel: u64,
+    /// The context judged: the engine's flag, else the model's.
+    pub context: u64,
+    /// Weights on one GPU.
+    pub weights_gib: f64,
+    /// The KV cache of one sequence of `context` tokens on one GPU.
+    pub kv_gib: f64,
+    /// What the engine may use on one GPU.
+    pub usable_gib: f64,
+    /// Tokens the KV cache holds beside the weights.
+    pub kv_tokens: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub measured: Option<MeasuredFit>,
+}
+
+/// What the snapshot says of the estimate: on the same GPU model only (a framebuffer measured
+/// on another GPU says nothing about this one).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MeasuredFit {
+    /// The snapshot's `gpu_model`.
+    pub gpu_model: String,
+    /// Framebuffer P99 on one GPU (the container's P99 over its GPUs).
+    pub framebuffer_gib: f64,
+    /// What the engine's memory share reserves on one GPU, by the estimate.
+    pub reserved_gib: f64,
+    /// The two agree within [`TOLERANCE`]: the engine ran with this reservation.
+    pub agrees: bool,
+    /// The KV cache's P99 fill, when the engine exports it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kv_cache_p99: Option<f64>,
+}
+
+/// GiB as messages print them.
+fn tenth(v: f64) -> f64 {
+    (v * 10.0).round() / 10.0
+}
+
+impl Fit {
+    /// The context as messages print it (`16k`).
+    pub fn context_label(&self) -> String {
+        context_short(self.context)
+    }
+
+    /// `weights 15.3 GiB + KV 2.0 GiB at 16k of 17.9 GiB usable on NVIDIA A10G`.
+    pub fn summary(&self) -> String {
+        let mut s = format!(
+            "{}: weights {} + KV {} at {} of {} usable on {}",
+            self.model,
+            gib(self.weights_gib),
+            gib(self.kv_gib),
+            context_short(self.context),
+            gib(self.usable_gib),
+            self.gpu
+        );
+        if let Some(m) = &self.measured {
+            s.push_str(&format!(
+                "; measured framebuffer {} a GPU ({})",
+                gib(m.framebuffer_gib),
+                if m.agrees {
+                    "as reserved".to_string()
+                } else {
+                    format!("not the {} reserved", gib(m.reserved_gib))
+                }
+            ));
+            if let Some(kv) = m.kv_cache_p99 {
+                s.push_str(&format!(", KV cache {:.0}% full at P99", kv * 100.0));
+            }
+        }
+        s
+    }
+}
+
+/// The snapshot against the estimate, for a container measured on the GPU model it is judged
+/// on with a framebuffer figure.
+fn measured_fit(u: &Usage, s: &Served, on: &Landing, e: &Estimate) -> Option<MeasuredFit> {
+    let model = u.gpu_model.as_deref()?;
+    if accelerator::by_dcgm(model)?.name != on.gpu.name {
+        return None;
+    }
+    let p99 = u.gpu_memory_bytes.as_ref()?.p99?;
+    let gpus = u.gpu_count.filter(|n| *n > 0).unwrap_or(s.tp * s.pp).max(1);
+    let framebuffer = p99 / gpus as f64 / GIB;
+    // The share covers the activations and the CUDA context too (vLLM), or they come on top
+    // of it (SGLang): either way the engine holds about usable + those on every GPU.
+    let reserved = e.usable + ACTIVATIONS_GIB + NON_TORCH_GIB;
+    Some(MeasuredFit {
+        gpu_model: model.to_string(),
+        framebuffer_gib: tenth(framebuffer),
+        reserved_gib: tenth(reserved),
+        agrees: (framebuffer - reserved).abs() <= reserved * TOLERANCE,
+        kv_cache_p99: u.kv_cache_usage.as_ref().and_then(|k| k.p99),
+    })
+}
+
+/// What a FIT finding's message adds from the snapshot. `starts`: the finding says the engine
+/// cannot start (FIT002, FIT003), so a measurement of it running is weighed against that.
+fn measured_clause(m: &MeasuredFit, starts: bool) -> String {
+    let fb = gib(m.framebuffer_gib);
+    let kv = m
+        .kv_cache_p99
+        .map(|k| {
+            if k >= 0.9 {
+                format!(
+                    ", its KV cache {:.0}% full at P99: requests already wait for room",
+                    k * 100.0
+                )
+            } else {
+                format!(
+                    ", its KV cache {:.0}% full at P99: the traffic measured leaves room",
+                    k * 100.0
+                )
+            }
+        })
+        .unwrap_or_default();
+    match (starts, m.agrees) {
+        (true, true) => format!(
+            "; measured running on {} with {fb} a GPU (P99), the {} this share reserves: the flags that ran then differ from these, or this estimate is wrong for this model",
+            m.gpu_model,
+            gib(m.reserved_gib)
+        ),
+        (true, false) => format!(
+            "; measured on {} with {fb} a GPU (P99), not the {} this share reserves: it ran with other flags, which do not test these",
+            m.gpu_model,
+            gib(m.reserved_gib)
+        ),
+        (false, true) => format!(
+            "; measured on {}: {fb} a GPU (P99), as this share reserves{kv}",
+            m.gpu_model
+        ),
+        (false, false) => format!(
+            "; measured on {}: {fb} a GPU (P99), not the {} this share reserves, so judged by the estimate{kv}",
+            m.gpu_model,
+            gib(m.reserved_gib)
+        ),
     }
 }
 
@@ -342,7 +489,10 @@ pub fn check(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {
             continue;
         };
         match s {
-            Ok(Some(s)) => judge(cx, c, &s, &on, hits),
+            Ok(Some(s)) => {
+                let measured = super::headroom::usage_of(cx, w, c);
+                judge(cx, c, &s, &on, measured, hits)
+            }
             Ok(None) => {}
             Err(model) => {
                 if super::is_gpu_container(cx, c) {
@@ -423,10 +573,37 @@ fn layout(s: &Served) -> String {
     }
 }
 
-fn judge(cx: &Context, c: &Container, s: &Served, on: &Landing, hits: &mut Vec<Hit>) {
+fn judge(
+    cx: &Context,
+    c: &Container,
+    s: &Served,
+    on: &Landing,
+    measured: Option<&Usage>,
+    hits: &mut Vec<Hit>,
+) {
     let model = s.found.model;
     let context = s.context.as_ref().map(|(n, _)| *n).unwrap_or(model.context);
     let e = estimate(&inputs(s, model, s.dtype, s.tp, on.gpu.gib(), context));
+    let checked = measured.and_then(|u| measured_fit(u, s, on, &e));
+    let fit = Fit {
+        model: s.name.clone(),
+        gpu: on.gpu.name.clone(),
+        dtype: s.dtype.name(),
+        tensor_parallel: s.tp,
+        pipeline_parallel: s.pp,
+        context,
+        weights_gib: tenth(e.weights),
+        kv_gib: tenth(e.kv_one),
+        usable_gib: tenth(e.usable),
+        kv_tokens: e.kv_tokens,
+        measured: checked.clone(),
+    };
+    let clause = |starts: bool| {
+        checked
+            .as_ref()
+            .map(|m| measured_clause(m, starts))
+            .unwrap_or_default()
+    };
     let who = container_label(c);
     let (model_span, model_anchor) = flag_span(cx, s.model.node, &s.model.flag);
     if !e.weights_fit() {
@@ -436,7 +613,7 @@ fn judge(cx: &Context, c: &Container, s: &Served, on: &Landing, hits: &mut Vec<H
                 Rule::ModelWeightsDoNotFit,
                 model_span,
                 format!(
-                    "{} in {} is {} of weights: {} a GPU {} in {who}, above the {}: {} cannot load it",
+                    "{} in {} is {} of weights: {} a GPU {} in {who}, above the {}: {} cannot load it{}",
                     s.name,
                     s.dtype.name(),
                     gib(total),
@@ -444,9 +621,11 @@ fn judge(cx: &Context, c: &Container, s: &Served, on: &Landing, hits: &mut Vec<H
                     layout(s),
                     usable_text(s, on, &e),
                     s.engine.name,
+                    clause(true),
                 ),
                 format!("{} of weights a GPU, {} usable", gib(e.weights), gib(e.usable)),
             )
+            .fit(fit)
             .help(weights_help(s, model, on, context))
             .comment_anchor(model_anchor)
             .container(c),
@@ -487,7 +666,7 @@ fn judge(cx: &Context, c: &Container, s: &Served, on: &Landing, hits: &mut Vec<H
                 Rule::ModelContextDoesNotFit,
                 span,
                 format!(
-                    "one sequence of {whose} needs {} of KV cache a GPU for {} in {who}, but {} of weights leave {} of the {}: {} refuses to start (its KV cache holds about {} tokens)",
+                    "one sequence of {whose} needs {} of KV cache a GPU for {} in {who}, but {} of weights leave {} of the {}: {} refuses to start (its KV cache holds about {} tokens){}",
                     gib(e.kv_one),
                     s.name,
                     gib(e.weights),
@@ -495,9 +674,11 @@ fn judge(cx: &Context, c: &Container, s: &Served, on: &Landing, hits: &mut Vec<H
                     usable_text(s, on, &e),
                     s.engine.name,
                     e.kv_tokens,
+                    clause(true),
                 ),
                 format!("needs {} of KV cache, {} left", gib(e.kv_one), gib((e.usable - e.weights).max(0.0))),
             )
+            .fit(fit)
             .help(help)
             .comment_anchor(anchor)
             .container(c),
@@ -529,16 +710,18 @@ fn judge(cx: &Context, c: &Container, s: &Served, on: &Landing, hits: &mut Vec<H
                 Rule::ModelConcurrencyLow,
                 span,
                 format!(
-                    "{room}: the KV cache of {} in {who} holds about {} tokens ({} of weights + {} of KV at {} a GPU, of {})",
+                    "{room}: the KV cache of {} in {who} holds about {} tokens ({} of weights + {} of KV at {} a GPU, of {}){}",
                     s.name,
                     e.kv_tokens,
                     gib(e.weights),
                     gib(e.kv_one),
                     context_short(context),
                     usable_text(s, on, &e),
+                    clause(false),
                 ),
                 format!("{n} request(s) of {} at once", context_short(context)),
             )
+            .fit(fit)
             .help(format!(
                 "longer requests queue; if they need not be {context} tokens long, a lower {flag} serves more at once"
             ))

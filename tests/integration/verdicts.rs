@@ -330,3 +330,45 @@ fn a_private_model_of_the_config_is_judged() {
     .unwrap();
     assert_eq!(run(tmp.path()), ["FIT002"]);
 }
+
+/// The demo's FIT findings in JSON carry the arithmetic their messages print (`fit`), and the
+/// one measured on its own GPU says what the snapshot showed, in the same figures.
+#[test]
+fn fit_findings_carry_the_figures_of_their_messages() {
+    use crate::support::common::{gpulint, output};
+    let (_, stdout, stderr) = output(gpulint().current_dir(env!("CARGO_MANIFEST_DIR")).args([
+        "testdata/demo",
+        "--select",
+        "FIT002,FIT003,FIT004",
+        "--format",
+        "json",
+    ]));
+    let json: serde_json::Value = serde_json::from_str(&stdout).expect(&stderr);
+    let found = json["findings"].as_array().unwrap();
+    assert_eq!(found.len(), 3, "{stdout}");
+    for f in found {
+        let message = f["message"].as_str().unwrap();
+        let fit = &f["fit"];
+        for key in ["weights_gib", "usable_gib"] {
+            let printed = format!("{:.1} GiB", fit[key].as_f64().unwrap());
+            assert!(
+                message.contains(&printed),
+                "{key} {printed} not in {message}"
+            );
+        }
+        assert!(message.contains(fit["gpu"].as_str().unwrap()), "{message}");
+        if let Some(m) = fit.get("measured") {
+            let printed = format!(
+                "{:.1} GiB a GPU (P99)",
+                m["framebuffer_gib"].as_f64().unwrap()
+            );
+            assert!(message.contains(&printed), "{printed} not in {message}");
+        }
+    }
+    let measured: Vec<&str> = found
+        .iter()
+        .filter(|f| f["fit"].get("measured").is_some())
+        .map(|f| f["rule"].as_str().unwrap())
+        .collect();
+    assert_eq!(measured, ["FIT004"], "{stdout}");
+}

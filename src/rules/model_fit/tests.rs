@@ -455,3 +455,139 @@ fn real_cases_from_public_reports() {
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// A one-GPU container measured on `gpu_model` with `framebuffer_gib` at P99.
+fn measured_on(gpu_model: &str, framebuffer_gib: f64, kv: Option<f64>) -> Usage {
+    use crate::metrics::usage::{GpuMemory, KvCache};
+    Usage {
+        samples: Some(20_000),
+        history_seconds: Some(14.0 * 86400.0),
+        gpu_model: Some(gpu_model.into()),
+        gpu_count: Some(1),
+        gpu_memory_bytes: Some(GpuMemory {
+            p99: Some(framebuffer_gib * GIB),
+            max: Some(framebuffer_gib * GIB),
+            capacity: None,
+        }),
+        kv_cache_usage: kv.map(|k| KvCache {
+            p99: Some(k),
+            max: Some(k),
+        }),
+        ..Usage::default()
+    }
+}
+
+fn fit_measured(text: &str, u: Usage) -> Vec<(String, String)> {
+    crate::rules::test_support::run_measured(
+        text,
+        &[("Deployment", "m", "server", u)],
+        &crate::metrics::recommend::Policy::default(),
+    )
+    .into_iter()
+    .filter(|(r, ..)| r.starts_with("FIT"))
+    .map(|(r, _, m, _)| (r, m))
+    .collect()
+}
+
+/// The snapshot is weighed against the estimate on the GPU model it was measured on only: the
+/// framebuffer a preallocating engine holds is the share it reserves (20.2 GiB on an A10G at
+/// 0.90), and the message says whether the measurement agrees and which figure it judged by.
+#[test]
+fn the_measured_framebuffer_and_kv_cache_check_the_estimate() {
+    let args = [
+        "--model",
+        "meta-llama/Llama-3.1-8B-Instruct",
+        "--max-model-len",
+        "16384",
+        "--max-num-seqs",
+        "32",
+    ];
+    let text = deployment(VLLM, &args, &[], 1, GPU, "NVIDIA-A10G");
+    // Agrees (20.1 of 20.2 GiB), a KV cache 71% full.
+    let hits = fit_measured(&text, measured_on("NVIDIA A10G", 20.1, Some(0.71)));
+    assert_eq!(hits.len(), 1, "{hits:?}");
+    assert_eq!(hits[0].0, "FIT004");
+    assert!(
+        hits[0].1.ends_with("; measured on NVIDIA A10G: 20.1 GiB a GPU (P99), as this share reserves, its KV cache 71% full at P99: the traffic measured leaves room"),
+        "{}",
+        hits[0].1
+    );
+    // Far from the reservation (another --gpu-memory-utilization ran): judged by the estimate.
+    let hits = fit_measured(&text, measured_on("NVIDIA A10G", 12.0, Some(0.95)));
+    assert!(
+        hits[0].1.ends_with("; measured on NVIDIA A10G: 12.0 GiB a GPU (P99), not the 20.2 GiB this share reserves, so judged by the estimate, its KV cache 95% full at P99: requests already wait for room"),
+        "{}",
+        hits[0].1
+    );
+    // Measured on another GPU than the one judged (the selector's A10G is the larger): no word
+    // of it.
+    let hits = fit_measured(&text, measured_on("Tesla T4", 13.0, Some(0.71)));
+    assert!(hits[0].1.contains("usable on NVIDIA A10G"), "{}", hits[0].1);
+    assert!(!hits[0].1.contains("measured"), "{}", hits[0].1);
+    // The engine cannot start by the estimate, yet ran with this reservation: said, not hidden.
+    let long = deployment(
+        VLLM,
+        &[
+            "--model",
+            "meta-llama/Llama-3.1-8B-Instruct",
+            "--max-model-len",
+            "65536",
+        ],
+        &[],
+        1,
+        GPU,
+        "NVIDIA-A10G",
+    );
+    let hits = fit_measured(&long, measured_on("NVIDIA A10G", 20.3, None));
+    assert_eq!(hits[0].0, "FIT003");
+    assert!(
+        hits[0].1.ends_with("; measured running on NVIDIA A10G with 20.3 GiB a GPU (P99), the 20.2 GiB this share reserves: the flags that ran then differ from these, or this estimate is wrong for this model"),
+        "{}",
+        hits[0].1
+    );
+}
+
+/// The `fit` a finding carries is the message's arithmetic, to the printed decimal.
+#[test]
+fn a_fit_finding_carries_its_arithmetic() {
+    let text = deployment(
+        VLLM,
+        &[
+            "--model",
+            "meta-llama/Llama-3.1-8B-Instruct",
+            "--max-model-len",
+            "65536",
+        ],
+        &[],
+        1,
+        GPU,
+        "NVIDIA-A10G",
+    );
+    let e = estimate(&inputs_8b_on(22.488_281_25, 65536));
+    let m = MeasuredFit {
+        gpu_model: "NVIDIA A10G".into(),
+        framebuffer_gib: 20.1,
+        reserved_gib: tenth(e.usable + ACTIVATIONS_GIB + NON_TORCH_GIB),
+        agrees: true,
+        kv_cache_p99: Some(0.5),
+    };
+    let fit = Fit {
+        model: "Llama-3.1-8B-Instruct".into(),
+        gpu: "NVIDIA A10G".into(),
+        dtype: "bf16",
+        tensor_parallel: 1,
+        pipeline_parallel: 1,
+        context: 65536,
+        weights_gib: tenth(e.weights),
+        kv_gib: tenth(e.kv_one),
+        usable_gib: tenth(e.usable),
+        kv_tokens: e.kv_tokens,
+        measured: Some(m),
+    };
+    assert_eq!(
+        fit.summary(),
+        "Llama-3.1-8B-Instruct: weights 15.3 GiB + KV 8.0 GiB at 64k of 17.9 GiB usable on NVIDIA A10G; measured framebuffer 20.1 GiB a GPU (as reserved), KV cache 50% full at P99"
+    );
+    let hits = rules_of(&text);
+    assert_eq!(hits, ["FIT003"]);
+}
