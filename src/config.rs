@@ -242,6 +242,7 @@ const POLICY_KEYS: &[&str] = &[
     "cpu_round_tolerance",
     "min_samples",
     "min_history_seconds",
+    "concurrent_requests",
     "overprovision_factor",
     "cpu_far_factor",
     "gpu_underuse_threshold",
@@ -430,6 +431,28 @@ fn selector(node: &Node) -> Result<String, DecodeError> {
         })
 }
 
+/// `kustomize.load_restrictor`: `root-only` (the default) is accepted; `none` widens what a
+/// render reads, which only the command line may do.
+fn decode_load_restrictor(k: &mut Fields) -> Result<(), DecodeError> {
+    if let Some((value, at)) = k.string_at("load_restrictor")? {
+        match parse_load_restrictor(&value) {
+            Some(crate::source::kustomize::LoadRestrictor::RootOnly) => Ok(()),
+            Some(crate::source::kustomize::LoadRestrictor::None) => Err(DecodeError {
+                offset: at,
+                message: "`kustomize.load_restrictor: none` is not read from a repository file (it widens what a render reads): pass `--load-restrictor none`".into(),
+            }),
+            None => Err(DecodeError {
+                offset: at,
+                message: format!(
+                    "`kustomize.load_restrictor`: expected `root-only`, found {value:?} (`none` is the command line's `--load-restrictor none`)"
+                ),
+            }),
+        }
+    } else {
+        Ok(())
+    }
+}
+
 fn decode_policy(node: &Node) -> Result<Policy, Vec<DecodeError>> {
     let mut f = Fields::with_keys(node, "`policy`", POLICY_KEYS).map_err(|e| vec![e])?;
     let mut p = Policy::default();
@@ -471,6 +494,14 @@ fn decode_policy(node: &Node) -> Result<Policy, Vec<DecodeError>> {
         .and_then(|v| v.map(|v| whole(v, "min_samples")).transpose())
     {
         Ok(Some(v)) => p.min_samples = v,
+        Ok(None) => {}
+        Err(e) => errors.push(e),
+    }
+    match f
+        .number("concurrent_requests")
+        .and_then(|v| v.map(|v| whole(v, "concurrent_requests")).transpose())
+    {
+        Ok(Some(v)) => p.concurrent_requests = v,
         Ok(None) => {}
         Err(e) => errors.push(e),
     }
@@ -560,38 +591,25 @@ impl Config {
                     .collect::<Result<_, _>>()?;
             }
         }
-        key! {
-            if let Some(kueue) = fields.take("kueue") {
-                let mut k = Fields::with_keys(kueue, "`kueue`", KUEUE_KEYS)?;
-                config.kueue_required = k.bool("required")?.unwrap_or(false);
-                k.finish()?;
-            }
-        }
-        key! { if let Some(kustomize) = fields.take("kustomize") {
-            let mut k = Fields::with_keys(kustomize, "`kustomize`", KUSTOMIZE_KEYS)?;
-            // `root-only` (the default) is accepted; `none` widens what a render reads, which
-            // only the command line may do.
-            if let Some((value, at)) = k.string_at("load_restrictor")? {
-                match parse_load_restrictor(&value) {
-                    Some(crate::source::kustomize::LoadRestrictor::RootOnly) => {}
-                    Some(crate::source::kustomize::LoadRestrictor::None) => {
-                        return Err(DecodeError {
-                            offset: at,
-                            message: "`kustomize.load_restrictor: none` is not read from a repository file (it widens what a render reads): pass `--load-restrictor none`".into(),
-                        })
-                    }
-                    None => {
-                        return Err(DecodeError {
-                            offset: at,
-                            message: format!(
-                                "`kustomize.load_restrictor`: expected `root-only`, found {value:?} (`none` is the command line's `--load-restrictor none`)"
-                            ),
-                        })
-                    }
+        // One-key sections still report a wrong value and a misspelt key together.
+        if let Some(kueue) = fields.take("kueue") {
+            match Fields::with_keys(kueue, "`kueue`", KUEUE_KEYS) {
+                Err(e) => errors.push(e),
+                Ok(mut k) => {
+                    key! { config.kueue_required = k.bool("required")?.unwrap_or(false); }
+                    errors.extend(k.finish_all());
                 }
             }
-            k.finish()?;
-        } }
+        }
+        if let Some(kustomize) = fields.take("kustomize") {
+            match Fields::with_keys(kustomize, "`kustomize`", KUSTOMIZE_KEYS) {
+                Err(e) => errors.push(e),
+                Ok(mut k) => {
+                    key! { decode_load_restrictor(&mut k)?; }
+                    errors.extend(k.finish_all());
+                }
+            }
+        }
         if let Some(node) = fields.take("policy") {
             match decode_policy(node) {
                 Ok(policy) => config.policy = policy,
@@ -1176,6 +1194,16 @@ mod tests {
             e.more[0].message.contains("did you mean `cpu_margin`"),
             "{e}"
         );
+        // The one-key sections too: a wrong value and a misspelt key, both reported.
+        let e = parse(
+            "kueue:\n  required: maybe\n  requird: true\nkustomize:\n  load_restrictor: none\n  load_restricter: root-only\n",
+        )
+        .unwrap_err();
+        let lines: Vec<usize> = std::iter::once(e.line)
+            .chain(e.more.iter().map(|m| m.line))
+            .collect();
+        assert_eq!(lines, [2, 3, 5, 6], "{e}");
+        assert!(e.more[0].message.contains("did you mean `required`"), "{e}");
         let e = parse("policy:\n  gpu_underuse_threshold: 7\n").unwrap_err();
         assert!(
             e.message.contains("gpu_underuse_threshold"),

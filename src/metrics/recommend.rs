@@ -76,6 +76,9 @@ pub struct Policy {
     pub min_samples: u64,
     /// Less history than this gives no recommendation. Default 3 h (10800 s).
     pub min_history_seconds: u64,
+    /// FIT004: the fewest sequences of the context the KV cache should hold at once when the
+    /// engine names no batch size (`--max-num-seqs`). Default 1.
+    pub concurrent_requests: u64,
     /// Readable memory rounding may add up to this fraction of the value. Default 0.05.
     pub memory_round_tolerance: f64,
     /// ... or up to this many bytes, whichever is larger. Default 64Mi.
@@ -133,6 +136,7 @@ impl Default for Policy {
             oom_bump_min_bytes: 100 * MI,
             min_samples: 100,
             min_history_seconds: 3 * 3600,
+            concurrent_requests: 1,
             memory_round_tolerance: 0.05,
             memory_round_min_slack_bytes: 64 * MI,
             cpu_round_tolerance: 0.05,

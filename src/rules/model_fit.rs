@@ -686,11 +686,14 @@ fn judge(
         return;
     }
     let n = e.concurrent(context);
-    // Said when the engine is told to batch more than the cache holds, or when not even one
-    // sequence fits by the estimate (within FIT003's tolerance).
-    if n == 0 || s.max_seqs.is_some_and(|m| n < m) {
+    // Said when the engine is told to batch more than the cache holds (else the policy's
+    // `concurrent_requests`, 1 by default), or when not even one sequence fits by the estimate
+    // (within FIT003's tolerance).
+    let wanted = s.max_seqs.unwrap_or(cx.policy.concurrent_requests);
+    if n == 0 || n < wanted {
         let seqs = match (s.max_seqs, s.flags.max_seqs.first()) {
             (Some(m), Some(f)) => format!(" ({f} {m})"),
+            _ if wanted > 1 => format!(" (policy.concurrent_requests {wanted})"),
             _ => String::new(),
         };
         let room = if n == 0 {

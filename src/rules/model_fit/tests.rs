@@ -591,3 +591,42 @@ fn a_fit_finding_carries_its_arithmetic() {
     let hits = rules_of(&text);
     assert_eq!(hits, ["FIT003"]);
 }
+
+/// Without `--max-num-seqs`, FIT004 asks the policy's `concurrent_requests` (1 by default).
+#[test]
+fn the_policy_sets_the_concurrency_wanted_when_the_engine_names_none() {
+    let text = deployment(
+        VLLM,
+        &[
+            "--model",
+            "meta-llama/Llama-3.1-8B-Instruct",
+            "--max-model-len",
+            "8192",
+        ],
+        &[],
+        1,
+        GPU,
+        "NVIDIA-A10G",
+    );
+    let measured = |policy: &crate::metrics::recommend::Policy| {
+        crate::rules::test_support::run_measured(text.as_str(), &[], policy)
+            .into_iter()
+            .filter(|(r, ..)| r.starts_with("FIT"))
+            .map(|(r, _, m, _)| (r, m))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(measured(&Default::default()), []);
+    let policy = crate::metrics::recommend::Policy {
+        concurrent_requests: 4,
+        ..Default::default()
+    };
+    let hits = measured(&policy);
+    assert_eq!(hits.len(), 1, "{hits:?}");
+    assert!(
+        hits[0].1.starts_with(
+            "room for 2 concurrent request(s) of 8k tokens (policy.concurrent_requests 4)"
+        ),
+        "{}",
+        hits[0].1
+    );
+}
