@@ -100,6 +100,9 @@ pub struct DeviceRequest {
     pub device_class: Option<String>,
     pub count: DeviceCount,
     pub mig_profiles: Vec<MigProfile>,
+    /// The GPU products its CEL selectors compare `device.attributes['gpu.nvidia.com']
+    /// .productName` with (`==`): NVIDIA's driver publishes NVML's name (`NVIDIA L4`).
+    pub products: Vec<String>,
     /// `deviceClassName` on the request itself (the v1beta1 shape).
     pub flat_shape: Option<Span>,
 }
@@ -174,20 +177,23 @@ fn count_of(node: &Node) -> DeviceCount {
     }
 }
 
-/// The MIG profiles `device.attributes['gpu.nvidia.com'].profile == '…'` selects.
-fn mig_profiles(node: &Node) -> Vec<MigProfile> {
+/// The strings a request's CEL selectors compare `.<attribute>` with by `==`, with the
+/// `expression:` value's span. An `||` of comparisons gives several; anything else (a
+/// `startsWith`, a `!=`) gives none.
+fn compared(node: &Node, attribute: &str) -> Vec<(String, Span)> {
     let selectors = node
         .get("selectors")
         .and_then(Node::as_seq)
         .unwrap_or_default();
+    let needle = format!(".{attribute}");
     let mut out = Vec::new();
     for s in selectors {
         let Some(expr) = s.get_path(&["cel", "expression"]) else {
             continue;
         };
         let Some(text) = expr.text() else { continue };
-        for (at, _) in text.match_indices(".profile") {
-            let rest = text[at + ".profile".len()..].trim_start();
+        for (at, _) in text.match_indices(&needle) {
+            let rest = text[at + needle.len()..].trim_start();
             let Some(rest) = rest.strip_prefix("==") else {
                 continue;
             };
@@ -198,13 +204,26 @@ fn mig_profiles(node: &Node) -> Vec<MigProfile> {
             let Some(end) = rest[1..].find(quote) else {
                 continue;
             };
-            out.push(MigProfile {
-                profile: rest[1..1 + end].to_string(),
-                span: expr.span,
-            });
+            out.push((rest[1..1 + end].to_string(), expr.span));
         }
     }
     out
+}
+
+/// The MIG profiles `device.attributes['gpu.nvidia.com'].profile == '…'` selects.
+fn mig_profiles(node: &Node) -> Vec<MigProfile> {
+    compared(node, "profile")
+        .into_iter()
+        .map(|(profile, span)| MigProfile { profile, span })
+        .collect()
+}
+
+/// The products `device.attributes['gpu.nvidia.com'].productName == '…'` selects.
+fn products(node: &Node) -> Vec<String> {
+    compared(node, "productName")
+        .into_iter()
+        .map(|(p, _)| p)
+        .collect()
 }
 
 impl DeviceRequest {
@@ -217,6 +236,7 @@ impl DeviceRequest {
                 device_class: exactly.get_str("deviceClassName").map(str::to_string),
                 count: count_of(exactly),
                 mig_profiles: mig_profiles(exactly),
+                products: products(exactly),
                 flat_shape: flat.map(|e| e.key.span),
             };
         }
@@ -238,6 +258,7 @@ impl DeviceRequest {
                     _ => DeviceCount::Unknown,
                 },
                 mig_profiles: alternatives.iter().flat_map(mig_profiles).collect(),
+                products: alternatives.iter().flat_map(products).collect(),
                 flat_shape: flat.map(|e| e.key.span),
             };
         }
@@ -246,6 +267,7 @@ impl DeviceRequest {
             device_class: flat.and_then(|e| e.value.text()).map(str::to_string),
             count: count_of(node),
             mig_profiles: mig_profiles(node),
+            products: products(node),
             flat_shape: flat.map(|e| e.key.span),
         }
     }

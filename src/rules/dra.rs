@@ -25,7 +25,7 @@ pub fn check(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {
     check_pods(cx, w, hits);
 }
 
-fn namespace<'a>(cx: &'a Context, w: &'a Workload) -> &'a str {
+pub(crate) fn namespace<'a>(cx: &'a Context, w: &'a Workload) -> &'a str {
     w.object
         .id
         .namespace

@@ -330,6 +330,7 @@ pub(crate) fn landing(cx: &Context, w: &Workload, c: &Container) -> Option<Landi
             .collect();
         found = accelerator::both(found, choices.and_then(|c| accelerator::either(&c)));
     }
+    found = accelerator::both(found, claimed_product(cx, w, c));
     // Measured: the GPU model the container ran on, else the nodes its selector allows.
     if let Some(u) = super::headroom::usage_of(cx, w, c) {
         if let Some(model) = u.gpu_model.as_deref() {
@@ -359,6 +360,42 @@ pub(crate) fn landing(cx: &Context, w: &Workload, c: &Container) -> Option<Landi
             None => Vec::new(),
         };
         found = accelerator::either(&choices);
+    }
+    found
+}
+
+/// The GPU a container's DRA claim selects by product (`device.attributes['gpu.nvidia.com']
+/// .productName == 'NVIDIA L4'`): the smallest of a request's products, when the GPU table
+/// knows every one (one it does not know narrows nothing).
+fn claimed_product(cx: &Context, w: &Workload, c: &Container) -> Option<Landing> {
+    let pod = w.pods.get(c.pod?)?;
+    let entries = crate::k8s::dra::pod_claims(pod);
+    let ns = super::dra::namespace(cx, w);
+    let mut found = None;
+    for (name, _) in crate::k8s::dra::container_claims(c.node) {
+        let Some(entry) = entries.iter().find(|e| e.name == name) else {
+            continue;
+        };
+        let Some(claim) = cx.facts.dra.resolve(ns, entry) else {
+            continue;
+        };
+        for r in claim.requests.iter().filter(|r| !r.products.is_empty()) {
+            let gpus: Option<Vec<Candidate>> =
+                r.products.iter().map(|p| accelerator::by_dcgm(p)).collect();
+            let Some(smallest) = gpus
+                .into_iter()
+                .flatten()
+                .min_by(|a, b| a.memory_mib.total_cmp(&b.memory_mib))
+            else {
+                continue;
+            };
+            let from = format!(
+                "DRA claim `{name}`, request `{}`: productName {}",
+                r.name,
+                r.products.join(" or ")
+            );
+            found = accelerator::both(found, Some(accelerator::exactly(smallest, from)));
+        }
     }
     found
 }

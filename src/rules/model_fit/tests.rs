@@ -630,3 +630,50 @@ fn the_policy_sets_the_concurrency_wanted_when_the_engine_names_none() {
         hits[0].1
     );
 }
+
+/// A DRA claim whose request selects a product (NVIDIA's driver publishes NVML's name as
+/// `productName`) is the GPU the pod lands on: Llama 3.1 8B at 64k on an L4 does not fit, and
+/// the message says which claim chose the GPU. An `||` of products is judged on the smallest.
+#[test]
+fn a_dra_claim_selecting_a_product_is_the_gpu() {
+    let template = |expression: &str| {
+        format!(
+            "apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {{name: one-gpu}}\nspec:\n  spec:\n    devices:\n      requests:\n      - name: gpu\n        exactly:\n          deviceClassName: gpu.nvidia.com\n          count: 1\n          selectors:\n          - cel:\n              expression: {expression:?}\n"
+        )
+    };
+    let pod = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: m}\nspec:\n  template:\n    spec:\n      resourceClaims:\n      - {name: gpu, resourceClaimTemplateName: one-gpu}\n      containers:\n      - name: server\n        image: vllm/vllm-openai:v0.10.1\n        args: [--model, meta-llama/Llama-3.1-8B-Instruct, --max-model-len, \"65536\"]\n        resources:\n          claims: [{name: gpu}]\n";
+    let judged = |expression: &str| {
+        let facts = RepoFacts::of_text(&template(expression));
+        run(pod, &facts, false)
+            .into_iter()
+            .filter(|(r, _, _)| r.starts_with("FIT"))
+            .map(|(r, _, m)| (r, m))
+            .collect::<Vec<_>>()
+    };
+    let hits = judged(r#"device.attributes["gpu.nvidia.com"].productName == "NVIDIA L4""#);
+    assert_eq!(hits.len(), 1, "{hits:?}");
+    assert_eq!(hits[0].0, "FIT003");
+    assert!(
+        hits[0].1.contains(
+            "usable on NVIDIA L4 (DRA claim `gpu`, request `gpu`: productName NVIDIA L4)"
+        ),
+        "{}",
+        hits[0].1
+    );
+    // On an H100 it fits: no finding.
+    assert_eq!(
+        judged(r#"device.attributes["gpu.nvidia.com"].productName == "NVIDIA H100 80GB HBM3""#),
+        []
+    );
+    // Either: the smaller one is judged.
+    let hits = judged(
+        "device.attributes['gpu.nvidia.com'].productName == 'NVIDIA H100 80GB HBM3' || device.attributes['gpu.nvidia.com'].productName == 'NVIDIA L4'",
+    );
+    assert_eq!(hits.len(), 1, "{hits:?}");
+    assert!(hits[0].1.contains("usable on NVIDIA L4"), "{}", hits[0].1);
+    // A product the table does not know, or no selector: not judged.
+    assert_eq!(
+        judged(r#"device.attributes["gpu.nvidia.com"].productName == "Mock GPU""#),
+        []
+    );
+}
