@@ -288,10 +288,21 @@ fn check_count(
     let parallelism = engine
         .map(|e| (e, engine::parallelism(e, c)))
         .filter(|(_, p)| !p.factors.is_empty());
-    // The ranks the flags start on this pod's GPUs (not a group's: GPU014 is per container).
+    // The ranks the flags start on this pod's GPUs. In a LeaderWorkerSet group the flags
+    // count the group's ranks: as many as the group's GPUs is one on every GPU of this pod too
+    // (`group` says so); fewer cannot be placed on this pod's GPUs, so none are counted.
+    let mut group = None;
     let ranks = parallelism.as_ref().and_then(|(e, p)| {
         let on = rank_gpus(cx, w, c, e, p)?;
-        on.group.is_none().then(|| p.ranks()).flatten()
+        let ranks = p.ranks()?;
+        match on.group {
+            None => Some(ranks),
+            Some(g) if ranks == on.gpus => {
+                group = Some((ranks, g));
+                Some(requested)
+            }
+            Some(_) => None,
+        }
     });
     let described = parallelism.as_ref().map(|(_, p)| p.describe());
     let flags = described
@@ -312,7 +323,11 @@ fn check_count(
             Rule::GpuCountOverprovisioned,
             q.value.span,
             format!(
-                "{measured}, but its flags ({d}) now start {ranks} ranks, one per GPU: the measurement does not describe this manifest (it likely predates a change of the parallelism flags): not a reason to request fewer GPUs"
+                "{measured}, but its flags ({d}) now start {}, one per GPU: the measurement does not describe this manifest (it likely predates a change of the parallelism flags): not a reason to request fewer GPUs",
+                match &group {
+                    Some((all, g)) => format!("{all} ranks on the {all} GPUs of {g}"),
+                    None => format!("{ranks} ranks"),
+                }
             ),
             format!("{requested} GPUs, {used} busy: stale?"),
         )
@@ -743,6 +758,50 @@ mod tests {
         assert_eq!(
             hits.iter().map(|h| h.0.as_str()).collect::<Vec<_>>(),
             ["GPU011"]
+        );
+    }
+
+    /// In a LeaderWorkerSet the flags count the group's ranks: tp 8 × pp 2 on a group of two
+    /// 8-GPU pods is one rank on every GPU of each pod, so 4 busy GPUs of the leader is a
+    /// stale measurement, not "request 4" (which would break the group's 16 ranks).
+    #[test]
+    fn gpu014_counts_a_leader_worker_set_groups_ranks() {
+        let lws = |tp: &str| {
+            format!("apiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\nmetadata:\n  name: vllm\nspec:\n  leaderWorkerTemplate:\n    size: 2\n    leaderTemplate:\n      spec:\n        containers:\n        - name: leader\n          image: vllm/vllm-openai\n          args: [--tensor-parallel-size, \"{tp}\", --pipeline-parallel-size, \"2\"]\n          resources:\n            limits: {{nvidia.com/gpu: 8, cpu: 8, memory: 64Gi}}\n            requests: {{nvidia.com/gpu: 8, cpu: 8, memory: 64Gi}}\n    workerTemplate:\n      spec:\n        containers:\n        - name: worker\n          image: vllm/vllm-openai\n          resources:\n            limits: {{nvidia.com/gpu: 8, cpu: 8, memory: 64Gi}}\n            requests: {{nvidia.com/gpu: 8, cpu: 8, memory: 64Gi}}\n")
+        };
+        let u = Usage {
+            gpu_count: Some(8),
+            gpus_used: Some(4),
+            ..h100(60.0, Some(0.6), Some(0.4))
+        };
+        let run = |text: &str| {
+            run_measured(
+                text,
+                &[("LeaderWorkerSet", "vllm", "leader", u.clone())],
+                &Policy::default(),
+            )
+            .into_iter()
+            .filter(|h| h.0 == "GPU014")
+            .collect::<Vec<_>>()
+        };
+        let hits = run(&lws("8"));
+        assert_eq!(hits.len(), 1, "{hits:?}");
+        assert!(
+            hits[0].2.contains(
+                "now start 16 ranks on the 16 GPUs of a LeaderWorkerSet group of 2 pod(s)"
+            ) && !hits[0].2.contains("request 4"),
+            "{}",
+            hits[0].2
+        );
+        // tp 4 × pp 2 leaves the group's GPUs half idle (GPU012): this pod's share is not
+        // known, so GPU014 gives the plain count.
+        let hits = run(&lws("4"));
+        assert!(
+            hits[0]
+                .2
+                .contains("request 4, which frees 4 GPU(s) per pod"),
+            "{}",
+            hits[0].2
         );
     }
 
