@@ -595,6 +595,42 @@ fn a_helm_release_whose_chart_is_elsewhere_is_named_not_guessed() {
     );
 }
 
+/// A HelmRelease's `valuesFrom` (ConfigMaps or Secrets the cluster holds) is not read: the
+/// release is still rendered, and a note says which sources it was rendered without, once
+/// however many clusters apply it.
+#[test]
+fn a_helm_release_values_from_is_named_not_silently_dropped() {
+    let (_tmp, root) = fixture();
+    let release = root.join("apps/base/chat/release.yaml");
+    let text = std::fs::read_to_string(&release).unwrap();
+    std::fs::write(
+        &release,
+        text.replace(
+            "  values:\n",
+            "  valuesFrom:\n    - kind: ConfigMap\n      name: chat-values\n    - kind: Secret\n      name: chat-token\n      valuesKey: token\n  values:\n",
+        ),
+    )
+    .unwrap();
+    let helm = helm();
+    let (_, _, stderr) =
+        output(
+            gpulint()
+                .current_dir(&root)
+                .args([".", "--helm", helm.to_str().unwrap()]),
+        );
+    let note = "HelmRelease chat: its valuesFrom (ConfigMap chat-values, Secret chat-token) is not read: the release is rendered with its chart's values, valuesFiles and spec.values only";
+    assert_eq!(stderr.matches(note).count(), 1, "{stderr}");
+    // Still rendered: the release's findings are there.
+    let (_, stdout, _) = output(gpulint().current_dir(&root).args([
+        ".",
+        "--helm",
+        helm.to_str().unwrap(),
+        "--format",
+        "json",
+    ]));
+    assert!(stdout.contains("[release chat of"), "{stdout}");
+}
+
 /// Flux 2.7's layout (the upstream flux2-kustomize-helm-example since "Update structure for
 /// Flux 2.7"): the Kustomization reads an ExternalArtifact that an ArtifactGenerator of its
 /// cluster copies from the repository. Same verdicts as the GitRepository form.

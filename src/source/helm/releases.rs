@@ -747,6 +747,36 @@ pub fn declared_releases(
                 notes.push(note);
             }
         }
+        // `valuesFrom` (ConfigMaps and Secrets the cluster holds) is not read: the release is
+        // rendered without those values, which the note says rather than hides.
+        let from: Vec<String> = object
+            .get_path(&["spec", "valuesFrom"])
+            .and_then(Node::as_seq)
+            .unwrap_or_default()
+            .iter()
+            .filter(|_| is_release)
+            .map(|v| {
+                format!(
+                    "{} {}",
+                    v.get_str("kind").unwrap_or("ConfigMap"),
+                    v.get_str("name").unwrap_or("?")
+                )
+            })
+            .collect();
+        if !from.is_empty() {
+            let name = object
+                .get_path(&["metadata", "name"])
+                .and_then(Node::text)
+                .unwrap_or("?");
+            let note = format!(
+                "{}: HelmRelease {name}: its valuesFrom ({}) is not read: the release is rendered with its chart's values, valuesFiles and spec.values only, so a value those sources set is judged as the chart's default (values in spec.values or valuesFiles are read)",
+                file.display(),
+                from.join(", ")
+            );
+            if !notes.contains(&note) {
+                notes.push(note);
+            }
+        }
     }
     for r in rendered {
         let at = Declaring {
