@@ -855,6 +855,19 @@ pub fn build_helm(
                 object,
                 cluster: unit.cluster.clone(),
                 rendered_from: (u, i),
+                // The render's ConfigMaps, each placed in the file that writes it.
+                config_maps: unit
+                    .objects
+                    .iter()
+                    .filter(|o| o.get_str("kind") == Some("ConfigMap"))
+                    .filter_map(|o| {
+                        let index = o.get("kind")?.span.source.index()?;
+                        match &files.get(index)?.input {
+                            Input::File(path) => Some((path.clone(), o)),
+                            _ => None,
+                        }
+                    })
+                    .collect(),
             })
         })
         .collect();

@@ -595,40 +595,103 @@ fn a_helm_release_whose_chart_is_elsewhere_is_named_not_guessed() {
     );
 }
 
-/// A HelmRelease's `valuesFrom` (ConfigMaps or Secrets the cluster holds) is not read: the
-/// release is still rendered, and a note says which sources it was rendered without, once
-/// however many clusters apply it.
+/// A HelmRelease's `valuesFrom` ConfigMap (in the base, beside the release) is merged under its
+/// `spec.values`, as Flux does: staging's memory finding is located on the line of the
+/// ConfigMap's values text that wrote 40Gi, and prod's still on its own patch. A Secret is
+/// never read, and a note names it once however many clusters apply the release.
 #[test]
-fn a_helm_release_values_from_is_named_not_silently_dropped() {
+fn a_helm_release_reads_its_values_from_config_maps() {
     let (_tmp, root) = fixture();
     let release = root.join("apps/base/chat/release.yaml");
     let text = std::fs::read_to_string(&release).unwrap();
+    let (head, resources) = text.split_once("    resources:\n").unwrap();
     std::fs::write(
         &release,
-        text.replace(
+        head.replace(
             "  values:\n",
             "  valuesFrom:\n    - kind: ConfigMap\n      name: chat-values\n    - kind: Secret\n      name: chat-token\n      valuesKey: token\n  values:\n",
         ),
     )
     .unwrap();
+    // The resources, now in the ConfigMap's values.yaml (indented under the block scalar).
+    let values: String = resources.lines().map(|l| format!("    {l}\n")).collect();
+    std::fs::write(
+        root.join("apps/base/chat/values.yaml"),
+        format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: chat-values\n  namespace: ml-inference\ndata:\n  values.yaml: |\n    resources:\n{values}"),
+    )
+    .unwrap();
+    let kustomization = root.join("apps/base/chat/kustomization.yaml");
+    let k = std::fs::read_to_string(&kustomization).unwrap();
+    std::fs::write(
+        &kustomization,
+        k.replace("  - release.yaml\n", "  - release.yaml\n  - values.yaml\n"),
+    )
+    .unwrap();
     let helm = helm();
-    let (_, _, stderr) =
-        output(
-            gpulint()
-                .current_dir(&root)
-                .args([".", "--helm", helm.to_str().unwrap()]),
-        );
-    let note = "HelmRelease chat: its valuesFrom (ConfigMap chat-values, Secret chat-token) is not read: the release is rendered with its chart's values, valuesFiles and spec.values only";
+    let helm = helm.to_str().expect("helm path");
+    let (_, report, stderr) = lint_json(&root, &[".", "--helm", helm]);
+    let mem: Vec<(String, String, i64)> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| {
+            f["rule"] == "MEM001"
+                && f["message"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .contains("[release chat of")
+        })
+        .map(|f| {
+            (
+                f["cluster"].as_str().unwrap_or_default().to_string(),
+                f["file"].as_str().unwrap_or_default().to_string(),
+                f["line"].as_i64().unwrap_or(0),
+            )
+        })
+        .collect();
+    let written = std::fs::read_to_string(root.join("apps/base/chat/values.yaml")).unwrap();
+    let line = written
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| l.contains("memory: 40Gi"))
+        .map(|(i, _)| i as i64 + 1)
+        .last()
+        .unwrap();
+    assert_eq!(
+        mem,
+        [
+            (
+                "prod".to_string(),
+                "apps/prod/chat-values.yaml".to_string(),
+                14
+            ),
+            (
+                "staging".to_string(),
+                "apps/base/chat/values.yaml".to_string(),
+                line
+            ),
+        ],
+        "{stderr}"
+    );
+    let note = "HelmRelease chat: its valuesFrom Secret chat-token (gpulint never reads secrets) is not read";
     assert_eq!(stderr.matches(note).count(), 1, "{stderr}");
-    // Still rendered: the release's findings are there.
-    let (_, stdout, _) = output(gpulint().current_dir(&root).args([
-        ".",
-        "--helm",
-        helm.to_str().unwrap(),
-        "--format",
-        "json",
-    ]));
-    assert!(stdout.contains("[release chat of"), "{stdout}");
+    // The ConfigMap is the base's, read by both clusters: staging's fix is a spec.values
+    // patch in staging's overlay (spec.values wins over valuesFrom), verified by rendering.
+    let (_, diff, stderr) = output(
+        gpulint()
+            .current_dir(&root)
+            .args([".", "--helm", helm, "--fix", "--diff"]),
+    );
+    let patch = diff
+        .split("+++ b/apps/staging/gpulint-helmrelease-chat.yaml\n")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no staging patch of the release:\n{diff}\n{stderr}"));
+    assert!(
+        patch
+            .contains("+spec:\n+  values:\n+    resources:\n+      limits:\n+        memory: 42Gi"),
+        "{patch}"
+    );
+    assert!(!diff.contains("apps/base/chat/values.yaml"), "{diff}");
 }
 
 /// Flux 2.7's layout (the upstream flux2-kustomize-helm-example since "Update structure for

@@ -481,15 +481,19 @@ fn argo_releases(
 }
 
 /// A Flux `HelmRelease` whose chart is a path in a GitRepository (or Bucket) source, or a
-/// remote chart a `charts:` entry maps to a vendored folder.
+/// remote chart a `charts:` entry maps to a vendored folder. `config_maps` are those its
+/// `valuesFrom` may name (its render's, or the plain manifests').
+#[allow(clippy::too_many_arguments)]
 fn flux_release(
     at: &Declaring,
     root: &Node,
     index: &ChartIndex,
     config: &[ChartEntry],
     repo_root: &Path,
+    config_maps: &[(PathBuf, &Node)],
     out: &mut Vec<Release>,
     errors: &mut Vec<DeclarationError>,
+    notes: &mut Vec<String>,
 ) {
     let file = at.file;
     let Some(spec) = root.get("spec") else { return };
@@ -594,6 +598,26 @@ fn flux_release(
     if !renderable {
         return;
     }
+    // Flux merges valuesFrom in order over the chart's values, then spec.values over them.
+    let own_namespace = root
+        .get_path(&["metadata", "namespace"])
+        .and_then(Node::text)
+        .unwrap_or("default");
+    let unread = values_from(spec, own_namespace, config_maps, &mut values);
+    if !unread.is_empty() {
+        let note = format!(
+            "{}: HelmRelease {}: its valuesFrom {} is not read: the release is rendered without it, so a value it sets is judged as the chart's",
+            file.display(),
+            root.get_path(&["metadata", "name"])
+                .and_then(Node::text)
+                .unwrap_or("?"),
+            unread.join(", ")
+        );
+        // Each cluster that applies the release would say it again.
+        if !notes.contains(&note) {
+            notes.push(note);
+        }
+    }
     if let Some(node) = spec.get("values").filter(|n| n.as_map().is_some()) {
         values.push(ValuesSource::Inline {
             file: file.to_path_buf(),
@@ -609,6 +633,56 @@ fn flux_release(
         cluster: None,
         rendered_from: None,
     });
+}
+
+/// A HelmRelease's `valuesFrom`: each ConfigMap key the repository holds (in the release's
+/// namespace, or in none: a Flux Kustomization's target namespace places it) becomes a values
+/// source, its YAML string placed in the ConfigMap's file. Returns what is not read: Secrets
+/// (never read), `targetPath` entries, and ConfigMaps or keys that are not in the repository
+/// (unless `optional`).
+fn values_from(
+    spec: &Node,
+    namespace: &str,
+    config_maps: &[(PathBuf, &Node)],
+    values: &mut Vec<ValuesSource>,
+) -> Vec<String> {
+    let mut unread = Vec::new();
+    for entry in spec
+        .get("valuesFrom")
+        .and_then(Node::as_seq)
+        .unwrap_or_default()
+    {
+        let kind = entry.get_str("kind").unwrap_or("ConfigMap");
+        let name = entry.get_str("name").unwrap_or("?");
+        if kind != "ConfigMap" {
+            unread.push(format!("{kind} {name} (gpulint never reads secrets)"));
+            continue;
+        }
+        if entry.get("targetPath").is_some() {
+            unread.push(format!("ConfigMap {name} (a targetPath entry)"));
+            continue;
+        }
+        let key = entry.get_str("valuesKey").unwrap_or("values.yaml");
+        let found = config_maps.iter().find(|(_, cm)| {
+            cm.get_path(&["metadata", "name"]).and_then(Node::text) == Some(name)
+                && cm
+                    .get_path(&["metadata", "namespace"])
+                    .and_then(Node::text)
+                    .is_none_or(|ns| ns == namespace)
+        });
+        match found.and_then(|(file, cm)| Some((file, cm.get("data")?.get(key)?))) {
+            Some((file, node)) if node.text().is_some() => values.push(ValuesSource::Inline {
+                file: file.clone(),
+                node: node.clone(),
+            }),
+            _ if entry.get_str("optional") == Some("true") => {}
+            Some(_) => unread.push(format!("ConfigMap {name} (its {key} is not text)")),
+            None => unread.push(format!(
+                "ConfigMap {name} (its {key} is not in the repository)"
+            )),
+        }
+    }
+    unread
 }
 
 /// The chart's folder name (the default release name).
@@ -653,6 +727,8 @@ pub struct RenderedDeclaration<'a> {
     pub cluster: Option<String>,
     /// The render (run index) and the object's place in it.
     pub rendered_from: (usize, usize),
+    /// The render's ConfigMaps (a `valuesFrom` source), each with the file that writes it.
+    pub config_maps: Vec<(PathBuf, &'a Node)>,
 }
 
 /// What the repository declares: the releases to render, and the declarations that cannot be
@@ -747,37 +823,14 @@ pub fn declared_releases(
                 notes.push(note);
             }
         }
-        // `valuesFrom` (ConfigMaps and Secrets the cluster holds) is not read: the release is
-        // rendered without those values, which the note says rather than hides.
-        let from: Vec<String> = object
-            .get_path(&["spec", "valuesFrom"])
-            .and_then(Node::as_seq)
-            .unwrap_or_default()
-            .iter()
-            .filter(|_| is_release)
-            .map(|v| {
-                format!(
-                    "{} {}",
-                    v.get_str("kind").unwrap_or("ConfigMap"),
-                    v.get_str("name").unwrap_or("?")
-                )
-            })
-            .collect();
-        if !from.is_empty() {
-            let name = object
-                .get_path(&["metadata", "name"])
-                .and_then(Node::text)
-                .unwrap_or("?");
-            let note = format!(
-                "{}: HelmRelease {name}: its valuesFrom ({}) is not read: the release is rendered with its chart's values, valuesFiles and spec.values only, so a value those sources set is judged as the chart's default (values in spec.values or valuesFiles are read)",
-                file.display(),
-                from.join(", ")
-            );
-            if !notes.contains(&note) {
-                notes.push(note);
-            }
-        }
     }
+    // The ConfigMaps of the plain manifests: `valuesFrom` sources of their HelmReleases.
+    let plain_config_maps: Vec<(PathBuf, &Node)> = manifests
+        .iter()
+        .flat_map(|(f, s)| s.documents.iter().map(move |d| (f, &d.root)))
+        .filter(|(_, o)| o.get_str("kind") == Some("ConfigMap"))
+        .map(|(f, o)| (f.clone(), o))
+        .collect();
     for r in rendered {
         let at = Declaring {
             file: &r.file,
@@ -790,8 +843,10 @@ pub fn declared_releases(
             &index,
             config,
             repo_root,
+            &r.config_maps,
             &mut out,
             &mut errors,
+            &mut notes,
         );
         for release in &mut out[first..] {
             release.cluster = r.cluster.clone();
@@ -816,9 +871,17 @@ pub fn declared_releases(
                     &mut errors,
                     &mut notes,
                 ),
-                ("helm.toolkit.fluxcd.io", "HelmRelease") => {
-                    flux_release(&at, root, &index, config, repo_root, &mut out, &mut errors)
-                }
+                ("helm.toolkit.fluxcd.io", "HelmRelease") => flux_release(
+                    &at,
+                    root,
+                    &index,
+                    config,
+                    repo_root,
+                    &plain_config_maps,
+                    &mut out,
+                    &mut errors,
+                    &mut notes,
+                ),
                 _ => {}
             }
         }
