@@ -711,6 +711,58 @@ fn a_query_error_is_not_retried_as_a_split() {
     assert_eq!(server.recorded().len(), 1, "no per-namespace retry");
 }
 
+/// A workload refused alone (gamma: 4 pods × 2,881 one-minute points, over 8,000) is asked once
+/// per pod: every figure is per pod, so the split run gives exactly the unsplit run's usage.
+/// Below one pod's points, the error names the pod.
+#[test]
+fn a_workload_too_big_for_one_query_is_split_by_pod() {
+    let gamma = vec![key("big", "Deployment", "gamma", "app")];
+    let Some((_tmp, whole, _)) = serve_with(&[]) else {
+        return;
+    };
+    let unsplit = collect_in(&whole.url, "split", &gamma);
+    let Some((_tmp2, prom, _)) = serve_with(&["--query.max-samples=8000"]) else {
+        return;
+    };
+    let split = collect_in(&prom.url, "split", &gamma);
+    assert_eq!(
+        usage(&split, &gamma[0]),
+        usage(&unsplit, &gamma[0]),
+        "{:?}",
+        split.notes
+    );
+    assert!(
+        split
+            .notes
+            .iter()
+            .any(|n| n.starts_with("workload big/Deployment/gamma split into 4 per-pod queries")),
+        "{:?}",
+        split.notes
+    );
+    assert!(
+        split.requests > unsplit.requests,
+        "{} {}",
+        split.requests,
+        unsplit.requests
+    );
+
+    let Some((_tmp3, tiny, _)) = serve_with(&["--query.max-samples=2000"]) else {
+        return;
+    };
+    let mut o = PrometheusOptions::new(&tiny.url, "3d");
+    o.selector = Some("cluster=\"split\"".into());
+    match collect(&o, &gamma) {
+        Err(e) => {
+            let text = e.to_string();
+            assert!(
+                text.contains("even for pod big/gamma-5b6c7d8e9f-p0xyz of Deployment/gamma alone"),
+                "{text}"
+            );
+        }
+        Ok(c) => panic!("want an error, got {:?}", c.notes),
+    }
+}
+
 /// `--query.max-samples` below what one namespace's CPU subqueries hold (6 series × 2,881
 /// one-minute points) but above one workload's (2,881): the namespace is split by workload, and
 /// the figures are those of the samples. Below one workload's, the error names it.

@@ -247,7 +247,9 @@ impl Client {
     }
 
     /// `q` once per wanted workload of namespace `ns` (its pods by name), after the namespace
-    /// alone was refused as too big (`refused`); a workload still refused fails the run.
+    /// alone was refused as too big (`refused`); a workload still refused once per pod (every
+    /// figure is per pod, so the parts are the whole's rows); a pod still refused fails the
+    /// run.
     fn run_per_workload(
         &mut self,
         plan: &QueryPlan,
@@ -269,26 +271,30 @@ impl Client {
         for (kind, name, pods) in workloads {
             match self.query(&plan.promql_in_pods(q, ns, pods)) {
                 Ok(r) => rows.extend(r),
-                Err(PrometheusError::Query {
-                    url,
-                    status,
-                    error_type,
-                    message,
-                    query,
-                }) => {
-                    return Err(PrometheusError::Query {
-                        url,
-                        status,
-                        error_type,
-                        message: format!(
-                            "{message} (even for {ns}/{kind}/{name} alone, {} pod(s): narrow \
-                             --window, or raise the store's limit)",
-                            pods.len()
-                        ),
-                        query,
-                    })
+                Err(e) if e.is_too_big() && pods.len() > 1 => {
+                    self.notes.push(format!(
+                        "workload {ns}/{kind}/{name} split into {} per-pod queries after: {}",
+                        pods.len(),
+                        refusal(&e)
+                    ));
+                    for pod in pods {
+                        match self.query(&plan.promql_in_pods(q, ns, std::slice::from_ref(pod))) {
+                            Ok(r) => rows.extend(r),
+                            Err(e) => {
+                                return Err(still_refused(
+                                    e,
+                                    &format!("pod {ns}/{pod} of {kind}/{name} alone"),
+                                ))
+                            }
+                        }
+                    }
                 }
-                Err(e) => return Err(e),
+                Err(e) => {
+                    return Err(still_refused(
+                        e,
+                        &format!("{ns}/{kind}/{name} alone, {} pod(s)", pods.len()),
+                    ))
+                }
             }
         }
         Ok(rows)
@@ -488,6 +494,29 @@ impl Client {
 }
 
 /// What the store said when it refused a query.
+
+/// A refusal of the narrowest query there is (`what`): the run's error, saying so.
+fn still_refused(e: PrometheusError, what: &str) -> PrometheusError {
+    match e {
+        PrometheusError::Query {
+            url,
+            status,
+            error_type,
+            message,
+            query,
+        } => PrometheusError::Query {
+            url,
+            status,
+            error_type,
+            message: format!(
+                "{message} (even for {what}: narrow --window, or raise the store's limit)"
+            ),
+            query,
+        },
+        e => e,
+    }
+}
+
 fn refusal(e: &PrometheusError) -> String {
     match e {
         PrometheusError::Query { message, .. } => message.clone(),

@@ -20,9 +20,10 @@
 //!
 //! When a query is too expensive for the store (HTTP 503 or errorType `timeout`, or a 422 that
 //! names a limit, e.g. "too many samples"), it is retried once per namespace of the wanted
-//! keys, and a namespace refused again once per wanted workload in it (its pods by name, from
-//! `kube_pod_owner`): a query is sent at most 1 + namespaces + wanted workloads times. Every
-//! figure is per pod, so the parts combine exactly. Any other refusal
+//! keys, a namespace refused again once per wanted workload in it (its pods by name, from
+//! `kube_pod_owner`), and a workload refused again once per pod: a query is sent at most
+//! 1 + namespaces + wanted workloads + their pods times. Every figure is per pod, so the parts
+//! combine exactly. Any other refusal
 //! (a 422 "vector cannot contain metrics with the same labelset") is the query's error.
 //!
 //! A pod of a wanted workload without container-level cAdvisor series (K3s exporting pod
