@@ -493,8 +493,6 @@ impl Client {
     }
 }
 
-/// What the store said when it refused a query.
-
 /// A refusal of the narrowest query there is (`what`): the run's error, saying so.
 fn still_refused(e: PrometheusError, what: &str) -> PrometheusError {
     match e {
@@ -517,6 +515,7 @@ fn still_refused(e: PrometheusError, what: &str) -> PrometheusError {
     }
 }
 
+/// What the store said when it refused a query.
 fn refusal(e: &PrometheusError) -> String {
     match e {
         PrometheusError::Query { message, .. } => message.clone(),
