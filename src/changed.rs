@@ -517,6 +517,7 @@ impl ChangedScope {
     /// Drops the findings of unchanged objects, and of renders that read no changed file; keeps
     /// those of rules that read other objects when such an object changed in their cluster.
     pub fn retain(&self, run: &mut Run) {
+        run.narrowed = true;
         let facts_changed = |cluster: &Option<String>| {
             self.facts_changed.contains(cluster)
                 || self.facts_changed.contains(&None)

@@ -66,6 +66,12 @@ pub struct Run {
     pub placement: Placement,
     /// How much of the run's containers the measurements cover (`None` without measurements).
     pub coverage: Option<Coverage>,
+    /// The files a folder no cluster applies was linted as, named one by one
+    /// (`base_folder_files`); empty for any other run.
+    pub named: Vec<PathBuf>,
+    /// Findings were narrowed to a scope (named files, `--changed-since`): `--fix` writes the
+    /// fixes of those only.
+    pub narrowed: bool,
 }
 
 impl Run {
@@ -168,7 +174,14 @@ impl Linter {
     /// Loads every input and renders the Kustomize roots; unreadable files and render errors
     /// become errors.
     pub fn load(&self, paths: &[PathBuf]) -> Loaded {
-        self.load_inputs(paths, self.helm.as_ref(), true)
+        let loaded = self.load_inputs(paths, self.helm.as_ref(), true);
+        match base_folder_files(paths, &loaded, &self.config) {
+            Some(files) => Loaded {
+                named: files.clone(),
+                ..self.load_inputs(&files, self.helm.as_ref(), true)
+            },
+            None => loaded,
+        }
     }
 
     /// [`Linter::load`] with the Helm engine to render charts with, and whether a run that does
@@ -299,6 +312,7 @@ impl Linter {
             notes,
             placement,
             context,
+            named: Vec::new(),
         }
     }
 
@@ -584,6 +598,7 @@ impl Linter {
             notes,
             placement,
             context,
+            named,
         } = loaded;
         if let Some(usage) = &self.usage {
             usage.several_clusters.set(placement.several());
@@ -637,6 +652,8 @@ impl Linter {
             errors,
             notes,
             placement,
+            named,
+            narrowed: false,
         }
     }
 
@@ -999,6 +1016,38 @@ impl Linter {
 /// A re-lint that cannot be limited to the changed files.
 struct NeedsWholeRun;
 
+/// The files of folders that the repository's clusters never apply themselves but read
+/// through their overlays (`gpulint apps/base`): such a folder is linted as its files named
+/// one by one are, each through the renders of the clusters that read it (prod's and staging's
+/// overlays), rather than as a render of no cluster with no measurement. `None` for any other
+/// run: a path that is a file or stdin, no declared cluster, or anything of the run placed in
+/// one.
+fn base_folder_files(paths: &[PathBuf], loaded: &Loaded, config: &Config) -> Option<Vec<PathBuf>> {
+    let folders = !paths.is_empty() && paths.iter().all(|p| p.as_os_str() != "-" && p.is_dir());
+    let placed = !loaded.placement.files.is_empty()
+        || loaded.units.iter().any(|u| u.cluster.is_some())
+        || loaded.releases.iter().any(|r| r.cluster.is_some());
+    if !folders || loaded.placement.clusters.is_empty() || placed || loaded.units.is_empty() {
+        return None;
+    }
+    let found = discover(paths, config, None);
+    let mut files: Vec<PathBuf> = found
+        .inputs
+        .into_iter()
+        .filter_map(|i| match i {
+            Input::File(p) => Some(p),
+            Input::Stdin => None,
+        })
+        .collect();
+    files.extend(found.roots.iter().filter_map(|root| {
+        crate::source::kustomize::KUSTOMIZATION_FILE_NAMES
+            .iter()
+            .map(|n| root.join(n))
+            .find(|f| f.is_file())
+    }));
+    (!files.is_empty()).then_some(files)
+}
+
 /// What `Linter::load` read: the files, the rendered units, and the errors.
 pub struct Loaded {
     pub files: Vec<SourceFile>,
@@ -1010,6 +1059,8 @@ pub struct Loaded {
     /// What the run's clusters apply that it did not read, for the facts only
     /// (`Linter::context_of`).
     pub context: Option<Box<Loaded>>,
+    /// The files a folder no cluster applies was loaded as (`base_folder_files`).
+    pub named: Vec<PathBuf>,
 }
 
 /// Inputs the repo facts are read from: a run's own, or its context's.

@@ -46,10 +46,12 @@ pub fn lint(args: &LintArgs) -> Outcome {
         && paths.iter().all(|p| p.as_os_str() != "-" && p.is_file());
     // `--changed-since REF`: only the findings on what changed since REF.
     let scoped = |mut run: Run, quiet: bool| -> Result<Run, Failure> {
-        if named_files {
-            let named =
-                gpulint::changed::named_files(&run, paths, &linter.render, linter.helm.as_ref());
-            if let Some(scope) = named {
+        // A base folder (`apps/base`) was linted as its files named one by one: narrowed alike.
+        let named: &[std::path::PathBuf] = if named_files { paths } else { &run.named };
+        if !named.is_empty() && args.changed_since.is_none() {
+            let scope =
+                gpulint::changed::named_files(&run, named, &linter.render, linter.helm.as_ref());
+            if let Some(scope) = scope {
                 scope.retain(&mut run);
             }
         }

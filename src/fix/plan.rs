@@ -19,6 +19,7 @@ use super::file::FileTarget;
 use super::helm::{as_release_object_fix, HelmTarget, ReleaseFix};
 use super::kustomize::{repo_readers, KustomizeTarget};
 use crate::edit::{Applicability, ChangeNote, Fix};
+use crate::k8s::workload::ObjectRef;
 use crate::lint::{Linter, Run};
 use crate::rules::{Finding, FixStatus, Origin};
 use crate::source::document::Segment;
@@ -224,12 +225,28 @@ fn fix_in_rounds(
     mut target: impl Target,
     mut findings: Vec<Finding>,
     unsafe_fixes: bool,
+    narrowed: bool,
     render: Option<&str>,
     plan: &mut FixPlan,
 ) {
     let mut rejections = Rejections::default();
+    // A narrowed run (named files, a base folder, --changed-since) reports some findings of a
+    // render: its later rounds fix those only (by rule, object and container), never the
+    // render's other findings behind the report's back. A whole run fixes what each round finds.
+    let scope: Option<Vec<(&'static str, ObjectRef, Option<String>)>> = narrowed.then(|| {
+        findings
+            .iter()
+            .map(|f| (f.rule.id, f.object.clone(), f.container.clone()))
+            .collect()
+    });
+    let in_scope = |f: &Finding| {
+        scope.as_ref().is_none_or(|s| {
+            s.iter()
+                .any(|(r, o, c)| *r == f.rule.id && *o == f.object && *c == f.container)
+        })
+    };
     for _ in 0..MAX_ROUNDS {
-        findings.retain(|f| allowed(f, unsafe_fixes) && !rejections.dropped(f));
+        findings.retain(|f| allowed(f, unsafe_fixes) && !rejections.dropped(f) && in_scope(f));
         if findings.is_empty() || target.round(&findings, &mut rejections) == 0 {
             break;
         }
@@ -322,7 +339,9 @@ pub fn plan(linter: &Linter, run: &Run, unsafe_fixes: bool) -> FixPlan {
                 return part;
             }
             match FileTarget::new(linter, facts, &run.placement, index, file) {
-                Some(target) => fix_in_rounds(target, fixable, unsafe_fixes, None, &mut part),
+                Some(target) => {
+                    fix_in_rounds(target, fixable, unsafe_fixes, run.narrowed, None, &mut part)
+                }
                 None => part.stdin_fixable += fixable.len(),
             }
             part
@@ -399,7 +418,14 @@ pub fn plan(linter: &Linter, run: &Run, unsafe_fixes: bool) -> FixPlan {
         let readers = readers.get_or_insert_with(|| repo_readers(linter, run));
         let target =
             KustomizeTarget::new(linter, run, facts, readers, index, unit).with_releases(releases);
-        fix_in_rounds(target, fixable, unsafe_fixes, Some(&unit.name), &mut plan);
+        fix_in_rounds(
+            target,
+            fixable,
+            unsafe_fixes,
+            run.narrowed,
+            Some(&unit.name),
+            &mut plan,
+        );
     }
     if let Some(engine) = &linter.helm {
         for (index, unit) in run.releases.iter().enumerate() {
@@ -411,7 +437,14 @@ pub fn plan(linter: &Linter, run: &Run, unsafe_fixes: bool) -> FixPlan {
                 continue;
             }
             let target = HelmTarget::new(engine, linter, run, unit);
-            fix_in_rounds(target, fixable, unsafe_fixes, Some(&unit.name), &mut plan);
+            fix_in_rounds(
+                target,
+                fixable,
+                unsafe_fixes,
+                run.narrowed,
+                Some(&unit.name),
+                &mut plan,
+            );
         }
     }
     mark(run, &mut plan, unsafe_fixes);

@@ -1440,3 +1440,77 @@ fn flux_components_are_rendered_into_their_clusters_root() {
         "{after}"
     );
 }
+
+/// A folder no cluster applies itself but whose files the clusters' overlays read
+/// (`gpulint apps/base`) is linted as its files named one by one are: each finding in the
+/// cluster that reads it, with that cluster's measurements, and only the findings located in
+/// the folder. Before, it was rendered in no cluster (every container MET001, the coverage
+/// warning). `--fix` writes exactly the fixes of the findings it reports (before, a later fix
+/// round also wrote the overlays' own findings, which the report did not list), here and for a
+/// named file (the `gpulint-fix` pre-commit hook).
+#[test]
+fn a_base_folder_is_linted_through_the_clusters_that_read_it() {
+    let (_tmp, root) = committed_fixture();
+    let helm = helm();
+    let helm = helm.to_str().expect("helm path");
+    let (_, report, stderr) = lint_json(&root, &["apps/base", "--helm", helm]);
+    let mut rows: Vec<(String, String, String)> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            let s = |v: &Value| v.as_str().unwrap_or_default().to_string();
+            (s(&f["rule"]), s(&f["cluster"]), s(&f["file"]))
+        })
+        .collect();
+    rows.sort();
+    let row = |r: &str, c: &str, f: &str| (r.to_string(), c.to_string(), f.to_string());
+    assert_eq!(
+        rows,
+        [
+            row("CPU001", "staging", "apps/base/vllm/deployment.yaml"),
+            row("MEM001", "prod", "apps/base/trainer/job.yaml"),
+            row("MEM001", "staging", "apps/base/chat/release.yaml"),
+        ],
+        "{stderr}"
+    );
+    assert!(!stderr.contains("fewer than half"), "{stderr}");
+    let files = |diff: &str| -> Vec<String> {
+        diff.lines()
+            .filter_map(|l| l.strip_prefix("+++ b/"))
+            .map(str::to_string)
+            .collect()
+    };
+    let (_, diff, stderr) =
+        output(
+            gpulint()
+                .current_dir(&root)
+                .args(["apps/base", "--helm", helm, "--fix", "--diff"]),
+        );
+    assert_eq!(
+        files(&diff),
+        [
+            "apps/prod/kustomization.yaml",
+            "apps/prod/gpulint-job-finetune-llama.yaml",
+            "apps/staging/kustomization.yaml",
+            "apps/staging/gpulint-deployment-vllm-qwen3-32b.yaml",
+            "apps/staging/gpulint-helmrelease-chat.yaml",
+        ],
+        "{diff}\n{stderr}"
+    );
+    let (_, diff, stderr) = output(gpulint().current_dir(&root).args([
+        "apps/base/chat/release.yaml",
+        "--helm",
+        helm,
+        "--fix",
+        "--diff",
+    ]));
+    assert_eq!(
+        files(&diff),
+        [
+            "apps/staging/kustomization.yaml",
+            "apps/staging/gpulint-helmrelease-chat.yaml",
+        ],
+        "{diff}\n{stderr}"
+    );
+}
