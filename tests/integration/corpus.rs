@@ -156,7 +156,8 @@ fn published_serving_manifests_raise_no_model_fit_error() {
         assert!(errors.is_empty(), "{stderr}\n{}", errors.join("\n"));
         judged += findings.len();
     }
-    // Llama 4 and two local checkpoints are not catalogued (FIT005), two samples are close
-    // to their memory (FIT004): the rules ran on the corpus.
-    assert!(judged >= 5, "{judged}");
+    // Llama 4 Scout and Maverick (bf16 on 8 H100 or H200, FP8 on 8 H100, up to 1.3M tokens)
+    // fit; a local checkpoint is not catalogued (FIT005), and a few samples are close to
+    // their memory (FIT004): the rules ran on the corpus.
+    assert!(judged >= 4, "{judged}");
 }
