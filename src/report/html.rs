@@ -639,6 +639,42 @@ pub fn render(run: &Run, page: &Page) -> String {
         let _ = writeln!(h, "<div class=\"cards\">\n{cards}</div>");
     }
 
+    // The model-fit arithmetic, one row a FIT finding (measured or not).
+    let fits: Vec<(&Finding, &crate::rules::Fit)> = findings
+        .iter()
+        .filter_map(|f| Some((*f, f.fit.as_ref()?)))
+        .collect();
+    if !fits.is_empty() {
+        let _ = writeln!(h, "<h2>Will the model fit? ({})</h2>", fits.len());
+        h.push_str("<table id=\"fits\"><thead><tr><th>container</th><th>rule</th><th>model</th><th>GPU</th><th>weights a GPU</th><th>KV of one sequence</th><th>usable a GPU</th><th>measured</th></tr></thead><tbody>\n");
+        for (f, fit) in fits {
+            let measured = fit
+                .measured
+                .as_ref()
+                .map_or_else(|| "-".to_string(), |m| m.describe());
+            let _ = writeln!(
+                h,
+                "<tr><td>{}</td><td>{}</td><td>{} ({})</td><td>{}</td><td class=\"n\">{:.1} GiB</td><td class=\"n\">{:.1} GiB at {}</td><td class=\"n\">{:.1} GiB</td><td>{}</td></tr>",
+                esc(&format!(
+                    "{}/{} · {}",
+                    f.object.kind,
+                    f.object.name.as_deref().unwrap_or("-"),
+                    f.container.as_deref().unwrap_or("-")
+                )),
+                f.rule.id,
+                esc(&fit.model),
+                fit.dtype,
+                esc(&fit.gpu),
+                fit.weights_gib,
+                fit.kv_gib,
+                fit.context_label(),
+                fit.usable_gib,
+                esc(&measured)
+            );
+        }
+        h.push_str("</tbody></table>\n");
+    }
+
     // Findings.
     let _ = writeln!(h, "<h2>Findings ({})</h2>", findings.len());
     if findings.is_empty() {

@@ -317,24 +317,10 @@ pub fn render(run: &Run, page: &Page) -> String {
         let _ = writeln!(md, "### Will the model fit? ({})\n", fits.len());
         md.push_str("| container | rule | model | GPU | weights a GPU | KV of one sequence | usable a GPU | measured |\n|---|---|---|---|--:|--:|--:|---|\n");
         for (f, fit) in fits {
-            let measured = fit.measured.as_ref().map_or_else(
-                || "-".to_string(),
-                |m| {
-                    let mut s = format!(
-                        "{:.1} GiB a GPU ({})",
-                        m.framebuffer_gib,
-                        if m.agrees {
-                            "as reserved".to_string()
-                        } else {
-                            format!("not the {:.1} GiB reserved", m.reserved_gib)
-                        }
-                    );
-                    if let Some(kv) = m.kv_cache_p99 {
-                        let _ = write!(s, ", KV {:.0}% at P99", kv * 100.0);
-                    }
-                    s
-                },
-            );
+            let measured = fit
+                .measured
+                .as_ref()
+                .map_or_else(|| "-".to_string(), |m| m.describe());
             let _ = writeln!(
                 md,
                 "| {} | {} | {} ({}) | {} | {:.1} GiB | {:.1} GiB at {} | {:.1} GiB | {} |",

@@ -161,6 +161,25 @@ impl Fit {
     }
 }
 
+impl MeasuredFit {
+    /// `20.1 GiB a GPU (as reserved), KV 71% at P99`: the reports' measured column.
+    pub fn describe(&self) -> String {
+        let mut s = format!(
+            "{} a GPU ({})",
+            gib(self.framebuffer_gib),
+            if self.agrees {
+                "as reserved".to_string()
+            } else {
+                format!("not the {} reserved", gib(self.reserved_gib))
+            }
+        );
+        if let Some(kv) = self.kv_cache_p99 {
+            s.push_str(&format!(", KV {:.0}% at P99", kv * 100.0));
+        }
+        s
+    }
+}
+
 /// The snapshot against the estimate, for a container measured on the GPU model it is judged
 /// on with a framebuffer figure.
 fn measured_fit(u: &Usage, s: &Served, on: &Landing, e: &Estimate) -> Option<MeasuredFit> {
