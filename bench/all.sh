@@ -5,7 +5,7 @@
 #   bench/all.sh            (about 10 minutes on the 2-core machine, after the build)
 #
 # The cases: the one staged file of a Kustomize monorepo (monorepo.sh), the 15-level Kustomize
-# diamond (diamond.sh), a 200 MB metrics snapshot (snapshot.sh), --fix on 5,000 files and on 600 files every one fixed (fix.sh),
+# diamond (diamond.sh), a 200 MB metrics snapshot, also of many small containers (snapshot.sh), --fix on 5,000 files and on 600 files every one fixed (fix.sh),
 # Helm values origins with twenty findings in one release (helm.sh), and gpulint end to end on
 # 3,000 corpus manifests against a single-threaded event parse (run.sh, without checkov).
 # Prints the table (markdown) and writes it to bench/results/issue15.md. Exits 3 when a target
@@ -24,6 +24,7 @@ unset BENCH_STRICT
 "$BENCH_DIR/monorepo.sh"
 "$BENCH_DIR/diamond.sh" 15
 "$BENCH_DIR/snapshot.sh" 200
+"$BENCH_DIR/snapshot.sh" --small 200
 "$BENCH_DIR/fix.sh" 5000
 "$BENCH_DIR/fix.sh" --all-fixed 600
 "$BENCH_DIR/helm.sh" 20

@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Writes a valid version-1 metrics snapshot of about SIZE_MB megabytes to OUT.
 
-    bench/gen_snapshot.py OUT SIZE_MB
+    bench/gen_snapshot.py OUT SIZE_MB [--small]
+
+--small: many small containers (memory and CPU only, as a cluster's CPU sidecars are), so the
+per-container cost of the reader dominates rather than the text of each figure.
 
 Deterministic (a fixed seed), pretty-printed like `gpulint snapshot` writes (two-space
 indent), every container with memory, CPU and GPU series, so every field is parsed.
@@ -32,8 +35,23 @@ def container(i, rng):
     }
 
 
+def small(i, rng):
+    mem = sorted(rng.randint(1, 64) * 2**24 for _ in range(3))
+    cpu = sorted(round(rng.uniform(0.01, 2), 3) for _ in range(3))
+    return {
+        "namespace": f"team-{i % 97}",
+        "kind": "Deployment",
+        "name": f"w-{i}",
+        "container": "app",
+        "samples": 20160,
+        "memory_bytes": {"p50": mem[0], "p99": mem[1], "max": mem[2]},
+        "cpu_cores": {"p50": cpu[0], "p99": cpu[1], "max": cpu[2]},
+    }
+
+
 def main():
     out, size_mb = sys.argv[1], float(sys.argv[2])
+    make = small if "--small" in sys.argv[3:] else container
     rng = random.Random(7)
     target = int(size_mb * 1_000_000)
     with open(out, "w") as f:
@@ -41,7 +59,7 @@ def main():
         f.write('  "source": "bench/gen_snapshot.py",\n  "containers": [\n')
         written, i = 0, 0
         while written < target:
-            text = json.dumps(container(i, rng), indent=2)
+            text = json.dumps(make(i, rng), indent=2)
             text = "\n".join("    " + line for line in text.splitlines())
             if i:
                 f.write(",\n")
