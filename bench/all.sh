@@ -23,6 +23,7 @@ unset BENCH_STRICT
 
 "$BENCH_DIR/monorepo.sh"
 "$BENCH_DIR/diamond.sh" 15
+"$BENCH_DIR/diamond.sh" 15 128
 "$BENCH_DIR/snapshot.sh" 200
 "$BENCH_DIR/snapshot.sh" --small 200
 "$BENCH_DIR/fix.sh" 5000

@@ -3,15 +3,17 @@
 # prefixes: 2^LEVELS Deployments out of 3*LEVELS+2 small files) against the same objects
 # written as plain files (`kubectl kustomize` output, one file per object), side by side.
 #
-#   bench/diamond.sh [LEVELS=12]     (past 13 levels the render is over the default 10,000-object
-#                                    cap: the script raises it with --max-render-objects)
+#   bench/diamond.sh [LEVELS=12] [PACK=1]   (past 13 levels the render is over the default
+#                                    10,000-object cap: the script raises it with
+#                                    --max-render-objects; PACK objects to a plain file, 128 for
+#                                    the dense plain side issue 28 states)
 #
 # Reports CPU time (task-clock, robust on a busy machine), the mean of RUNS (default 5) runs.
 # Target (issue 15): the render at most 2x the plain files. BENCH_STRICT=1 exits 3 on a miss.
 set -euo pipefail
 BENCH_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$BENCH_DIR/.." && pwd)"
-LEVELS="${1:-12}" RUNS="${BENCH_RUNS:-5}"
+LEVELS="${1:-12}" PACK="${2:-1}" RUNS="${BENCH_RUNS:-5}"
 # shellcheck source=bench/lib.sh
 . "$BENCH_DIR/lib.sh"
 bench_build
@@ -54,6 +56,15 @@ fi
 mkdir "$WORK/plain"
 (cd "$WORK/plain" && csplit -s -z -f obj -b '%05d.yaml' "$WORK/plain.yaml" '/^---$/' '{*}')
 OBJECTS=$(ls "$WORK/plain" | wc -l)
+if [[ "$PACK" -gt 1 ]]; then
+    # PACK objects a file (each part starts with its own `---`).
+    (cd "$WORK/plain" && ls obj*.yaml | sort | split -l "$PACK" - pack.list.)
+    for list in "$WORK"/plain/pack.list.*; do
+        xargs -a "$list" -I{} cat "$WORK/plain/{}" > "${list/pack.list./packed-}.yaml"
+        xargs -a "$list" -I{} rm "$WORK/plain/{}"
+        rm "$list"
+    done
+fi
 # cpu_ms PATH: the mean task-clock (ms) of RUNS runs of gpulint on PATH.
 cpu_ms() {
     # Through sh: gpulint exits 1 (findings), which would stop `perf stat -r`.
@@ -83,7 +94,7 @@ print(f"ratio {ratio:.2f} (target <= 2)")
 sys.exit(0 if ratio <= 2 else 4)
 PY
 bench_row "Kustomize diamond, $LEVELS levels: $OBJECTS objects from $((3 * LEVELS + 2)) small files" \
-    "bench/diamond.sh $LEVELS" "$RENDER ms CPU" "the objects as plain files $PLAIN ms CPU" \
+    "bench/diamond.sh $LEVELS $PACK" "$RENDER ms CPU" "the objects as plain files ($PACK a file) $PLAIN ms CPU" \
     "$(python3 -c "print(f'{$RENDER / $PLAIN:.2f}x')")" "<= 2x" "$([[ $status -eq 0 ]] && echo PASS || echo FAIL)"
 [[ $status -ne 0 && "${BENCH_STRICT:-0}" == 1 ]] && exit 3
 exit 0
