@@ -3,11 +3,12 @@
 
     bench/gen_snapshot.py OUT SIZE_MB [--small]
 
---small: many small containers (memory and CPU only, as a cluster's CPU sidecars are), so the
-per-container cost of the reader dominates rather than the text of each figure.
-
-Deterministic (a fixed seed), pretty-printed like `gpulint snapshot` writes (two-space
-indent), every container with memory, CPU and GPU series, so every field is parsed.
+Deterministic (a fixed seed). By default pretty-printed like `gpulint snapshot` writes (two-space
+indent), every container with memory, CPU and GPU series, so every field is parsed: about 600
+bytes a container. With --small, the shape that is hardest on memory (issue 28): many small
+containers, compact JSON (one a line, no spaces, as other tools write it), each the four names
+and one memory series only: about 150 bytes a container, so the per-container cost of what is
+kept in memory weighs four times as much against the file's size.
 """
 import json
 import random
@@ -35,23 +36,21 @@ def container(i, rng):
     }
 
 
-def small(i, rng):
-    mem = sorted(rng.randint(1, 64) * 2**24 for _ in range(3))
-    cpu = sorted(round(rng.uniform(0.01, 2), 3) for _ in range(3))
+def small_container(i, rng):
+    mem = sorted(rng.randint(1, 64) * 2**28 for _ in range(3))
     return {
         "namespace": f"team-{i % 97}",
-        "kind": "Deployment",
-        "name": f"w-{i}",
-        "container": "app",
-        "samples": 20160,
+        "kind": ["Deployment", "StatefulSet", "Job"][i % 3],
+        "name": f"workload-{i}",
+        "container": "main",
         "memory_bytes": {"p50": mem[0], "p99": mem[1], "max": mem[2]},
-        "cpu_cores": {"p50": cpu[0], "p99": cpu[1], "max": cpu[2]},
     }
 
 
 def main():
-    out, size_mb = sys.argv[1], float(sys.argv[2])
-    make = small if "--small" in sys.argv[3:] else container
+    args = [a for a in sys.argv[1:] if a != "--small"]
+    small = "--small" in sys.argv[1:]
+    out, size_mb = args[0], float(args[1])
     rng = random.Random(7)
     target = int(size_mb * 1_000_000)
     with open(out, "w") as f:
@@ -59,8 +58,11 @@ def main():
         f.write('  "source": "bench/gen_snapshot.py",\n  "containers": [\n')
         written, i = 0, 0
         while written < target:
-            text = json.dumps(make(i, rng), indent=2)
-            text = "\n".join("    " + line for line in text.splitlines())
+            if small:
+                text = json.dumps(small_container(i, rng), separators=(",", ":"))
+            else:
+                text = json.dumps(container(i, rng), indent=2)
+                text = "\n".join("    " + line for line in text.splitlines())
             if i:
                 f.write(",\n")
             f.write(text)

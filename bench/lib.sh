@@ -4,7 +4,8 @@
 
 : "${HOME:=$(getent passwd "$(id -u)" | cut -d: -f6)}"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-${GPULINT_CACHE:-$HOME/.cache/gpulint}/target}"
-GPULINT="$CARGO_TARGET_DIR/release/gpulint"
+# BENCH_GPULINT: another build to time (an earlier commit's, to compare); default the one built here.
+GPULINT="${BENCH_GPULINT:-$CARGO_TARGET_DIR/release/gpulint}"
 
 bench_build() {
     (cd "$ROOT" && cargo build --release --quiet --bin gpulint)

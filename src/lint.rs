@@ -19,10 +19,12 @@ use crate::rules::{
     self, Context, Finding, Origin, RepoFacts, Rule, Severity, Suppression, SuppressionKind,
 };
 use crate::source::discover::{discover, Input};
-use crate::source::file::{display_path, load_input, FileRole, InputError, SourceFile};
+use crate::source::file::{
+    display_path, load_input, load_input_reusing, FileRole, InputError, SourceFile,
+};
 use crate::source::helm::HelmEngine;
 use crate::source::units::{self, HelmUnit, RenderSettings, RenderUnit};
-use crate::source::yaml::{Comment, Node};
+use crate::source::yaml::{Comment, Node, Stream};
 
 pub const IGNORE_ANNOTATION: &str = "gpulint.io/ignore";
 
@@ -660,7 +662,19 @@ impl Linter {
     /// The run again after `--fix` changed the files at `changed`: only those files are read and
     /// linted again when that cannot change any other finding, else the whole input (`paths`).
     pub fn relint(&self, run: Run, changed: &[PathBuf], paths: &[PathBuf]) -> Run {
-        match self.relint_plain_files(run, changed) {
+        self.relint_reusing(run, changed, &HashMap::new(), paths)
+    }
+
+    /// [`Linter::relint`], taking the parse in `parsed` of a changed file that holds exactly its
+    /// text (the fix plan's parse of what `--fix` wrote) instead of parsing the file again.
+    pub fn relint_reusing(
+        &self,
+        run: Run,
+        changed: &[PathBuf],
+        parsed: &HashMap<PathBuf, Arc<Stream>>,
+        paths: &[PathBuf],
+    ) -> Run {
+        match self.relint_plain_files(run, changed, parsed) {
             Ok(run) => run,
             Err(NeedsWholeRun) => self.run(paths),
         }
@@ -671,7 +685,12 @@ impl Linter {
     /// every changed file is a plain manifest of the run (no render reads it) whose own facts
     /// are the same before and after. A parse error before or after (whose place in the errors
     /// follows the whole load) or a file gone also asks for the whole run.
-    fn relint_plain_files(&self, mut run: Run, changed: &[PathBuf]) -> Result<Run, NeedsWholeRun> {
+    fn relint_plain_files(
+        &self,
+        mut run: Run,
+        changed: &[PathBuf],
+        parsed: &HashMap<PathBuf, Arc<Stream>>,
+    ) -> Result<Run, NeedsWholeRun> {
         let by_path: HashMap<&std::path::Path, usize> = run
             .files
             .iter()
@@ -688,7 +707,12 @@ impl Linter {
         let reloaded: Vec<(usize, SourceFile)> = indices
             .par_iter()
             .map(|&i| {
-                let file = load_input(run.files[i].input.clone()).map_err(|_| NeedsWholeRun)?;
+                let input = run.files[i].input.clone();
+                let known = match &input {
+                    Input::File(p) => parsed.get(p),
+                    Input::Stdin => None,
+                };
+                let file = load_input_reusing(input, known).map_err(|_| NeedsWholeRun)?;
                 Ok((i, file))
             })
             .collect::<Result<_, NeedsWholeRun>>()?;

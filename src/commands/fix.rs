@@ -1,11 +1,14 @@
 //! `gpulint --fix` (with `--diff`, `--patch FILE`, `--commit`): plan the fixes of a lint run,
 //! then show them or write them, saying each fix as its file lands on disk.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use gpulint::cli::LintArgs;
 use gpulint::fix::plan::{FileFix, FixPlan};
 use gpulint::interrupt::StopRequest;
+use gpulint::source::yaml::Stream;
 
 use super::{error, print, Failure};
 
@@ -17,13 +20,15 @@ pub enum FixOutcome {
     Written {
         changed: Vec<PathBuf>,
         left_as_is: bool,
+        /// The plan's parses of the fixed plain files (see [`FixPlan::parsed`]).
+        parsed: HashMap<PathBuf, Arc<Stream>>,
     },
     /// --diff, --patch, or nothing to fix: the lint result stands.
     NothingWritten,
 }
 
 /// Shows or writes `plan`, the fix plan of `run`.
-pub fn fix(args: &LintArgs, plan: FixPlan) -> Result<FixOutcome, Failure> {
+pub fn fix(args: &LintArgs, mut plan: FixPlan) -> Result<FixOutcome, Failure> {
     if plan.stdin_fixable > 0 {
         eprintln!(
             "note: {} fixable finding(s) in stdin: stdin can be linted but not fixed; run on the files",
@@ -83,6 +88,7 @@ pub fn fix(args: &LintArgs, plan: FixPlan) -> Result<FixOutcome, Failure> {
         return Ok(FixOutcome::Written {
             changed: changed_paths(&plan),
             left_as_is: false,
+            parsed: std::mem::take(&mut plan.parsed),
         });
     }
     // Each file's `fixed` lines are printed as it lands on disk: an interrupted run says what it did.
@@ -106,6 +112,7 @@ pub fn fix(args: &LintArgs, plan: FixPlan) -> Result<FixOutcome, Failure> {
     Ok(FixOutcome::Written {
         changed: changed_paths(&plan),
         left_as_is: !written.left.is_empty(),
+        parsed: std::mem::take(&mut plan.parsed),
     })
 }
 
@@ -124,11 +131,11 @@ fn failed(stop: &StopRequest, e: impl std::fmt::Display) -> Failure {
     }
 }
 
-/// Prints the `fixed` lines of one file, in one write (stderr is unbuffered: a line printed
-/// piece by piece is a dozen system calls, which a tree where every file is fixed feels);
-/// returns how many.
+/// Prints the `fixed` lines of one file (in one write: stderr is unbuffered, and a line
+/// printed piece by piece was eleven system calls); returns how many.
 fn report_file(f: &FileFix) -> usize {
     use std::fmt::Write as _;
+    use std::io::Write as _;
     let mut lines = String::new();
     for a in &f.applied {
         let _ = writeln!(
@@ -137,7 +144,8 @@ fn report_file(f: &FileFix) -> usize {
             f.name, a.line, a.rule, a.description, a.object
         );
     }
-    let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), lines.as_bytes());
+    // Like eprintln!, except that a closed stderr is not a panic.
+    let _ = std::io::stderr().lock().write_all(lines.as_bytes());
     f.applied.len()
 }
 

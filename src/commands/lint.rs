@@ -91,9 +91,11 @@ pub fn lint(args: &LintArgs) -> Outcome {
             FixOutcome::Written {
                 changed,
                 left_as_is: left,
+                parsed,
             } => {
                 left_as_is = left;
-                run = scoped(linter.relint(run, &changed, &args.common.paths), true)?;
+                let relinted = linter.relint_reusing(run, &changed, &parsed, &args.common.paths);
+                run = scoped(relinted, true)?;
                 // What is left: the refused fixes are not fixable.
                 plan_fixes(args, &linter, &mut run);
             }

@@ -149,6 +149,7 @@ impl Target for FileTarget<'_> {
             return;
         };
         if self.text.as_str() != &*self.file.stream.text {
+            plan.parsed.insert(path.clone(), self.stream);
             plan.files.push(FileFix {
                 path: path.clone(),
                 name: self.file.name.clone(),

@@ -11,6 +11,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use rayon::prelude::*;
 
@@ -24,6 +25,7 @@ use crate::lint::{Linter, Run};
 use crate::rules::{Finding, FixStatus, Origin};
 use crate::source::document::Segment;
 use crate::source::file::SourceFile;
+use crate::source::yaml::Stream;
 
 /// Fix rounds per target: fixes that clash are applied one round after the other.
 pub(super) const MAX_ROUNDS: usize = 10;
@@ -42,6 +44,10 @@ pub struct FixPlan {
     pub covered: Vec<(FixKey, FixKey)>,
     /// What the plan did with each finding it was given (see [`set_status`]).
     pub outcomes: Outcomes,
+    /// The parse of each fixed plain file's `fixed` text, by path (made when the fix was
+    /// verified): the relint after the write takes it for a file that holds exactly that text
+    /// instead of parsing the file again.
+    pub parsed: HashMap<PathBuf, Arc<Stream>>,
 }
 
 /// Which finding a fix is for, across the rounds of its target: the origin it lands through,
@@ -350,6 +356,7 @@ pub fn plan(linter: &Linter, run: &Run, unsafe_fixes: bool) -> FixPlan {
     let mut plan = FixPlan::default();
     for part in per_file {
         plan.files.extend(part.files);
+        plan.parsed.extend(part.parsed);
         plan.rejected.extend(part.rejected);
         plan.stdin_fixable += part.stdin_fixable;
         plan.unsafe_skipped += part.unsafe_skipped;

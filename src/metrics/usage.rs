@@ -252,10 +252,14 @@ impl UsageSet {
                 c.gpu_measured += usize::from(gpu);
             }
         }
-        c.unmatched = self
+        // Counted, and only the first few copied: a snapshot of a million containers the
+        // repository does not have would otherwise be copied key by key.
+        c.unmatched = self.containers.len() - matched.len();
+        c.unmatched_first = self
             .containers
             .keys()
             .filter(|k| !matched.contains(k))
+            .take(NAMED)
             .cloned()
             .collect();
         c
@@ -353,9 +357,12 @@ pub struct Coverage {
     pub measured: usize,
     /// The figures given (snapshot entries, or the containers Prometheus had data for).
     pub entries: usize,
-    /// The figures that match no container of the repository, sorted.
+    /// How many of the figures match no container of the repository.
     #[serde(skip)]
-    pub unmatched: Vec<ContainerKey>,
+    pub unmatched: usize,
+    /// The first few of them (sorted), which messages name.
+    #[serde(skip)]
+    pub unmatched_first: Vec<ContainerKey>,
 }
 
 /// How many unmatched entries a message names.
@@ -369,16 +376,16 @@ impl Coverage {
             "measured {} of {} GPU container(s) ({} of {} container(s))",
             self.gpu_measured, self.gpu_containers, self.measured, self.containers
         );
-        if !self.unmatched.is_empty() {
+        if self.unmatched > 0 {
             s.push_str(&format!(
                 "; {} of {} measured entr{} match nothing in the repository: {}",
-                self.unmatched.len(),
+                self.unmatched,
                 self.entries,
                 if self.entries == 1 { "y" } else { "ies" },
                 self.unmatched_named().join(", ")
             ));
-            if self.unmatched.len() > NAMED {
-                s.push_str(&format!(", ... ({} more)", self.unmatched.len() - NAMED));
+            if self.unmatched > NAMED {
+                s.push_str(&format!(", ... ({} more)", self.unmatched - NAMED));
             }
         }
         s
@@ -386,9 +393,8 @@ impl Coverage {
 
     /// The first few unmatched entries, as `[cluster:]namespace/Kind/name/container`.
     pub fn unmatched_named(&self) -> Vec<String> {
-        self.unmatched
+        self.unmatched_first
             .iter()
-            .take(NAMED)
             .map(|k| {
                 let cluster = k
                     .cluster

@@ -144,7 +144,7 @@ fn report(run: &Run) -> Report<'_> {
         savings: savings::total(&run.findings, run.placement.several()),
         metrics: run.coverage.as_ref().map(|coverage| JsonMetrics {
             coverage,
-            unmatched: coverage.unmatched.len(),
+            unmatched: coverage.unmatched,
             unmatched_first: coverage.unmatched_named(),
             warning: coverage.warning(),
         }),

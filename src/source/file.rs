@@ -44,6 +44,15 @@ pub struct InputError {
 
 /// Reads and parses one input (a file of bounded size, or stdin).
 pub fn load_input(input: Input) -> Result<SourceFile, InputError> {
+    load_input_reusing(input, None)
+}
+
+/// [`load_input`], taking `known` as the parse when the input's bytes are exactly its text
+/// (a parse is a pure function of the text: the same tree, without parsing again).
+pub fn load_input_reusing(
+    input: Input,
+    known: Option<&Arc<Stream>>,
+) -> Result<SourceFile, InputError> {
     let name = input.display();
     let bytes = match &input {
         // A regular file of bounded size (a FIFO would block forever).
@@ -62,8 +71,12 @@ pub fn load_input(input: Input) -> Result<SourceFile, InputError> {
         column: 0,
         message: format!("cannot read: {e}"),
     })?;
+    let stream = match known {
+        Some(s) if s.text.as_bytes() == bytes.as_slice() => s.clone(),
+        _ => Arc::new(Stream::parse_bytes(&bytes)),
+    };
     Ok(SourceFile {
-        stream: Arc::new(Stream::parse_bytes(&bytes)),
+        stream,
         input,
         name,
         role: FileRole::Plain,

@@ -157,8 +157,13 @@ impl<'de> Visitor<'de> for ContainersSeed<'_, '_> {
             doc: self.doc,
             failure: self.failure,
         };
-        // Each key with the index of its entry, to name the first of two duplicates.
-        let mut containers: BTreeMap<ContainerKey, (usize, Usage)> = BTreeMap::new();
+        // One map, filled as the entries are read. To name the first of two duplicates, each
+        // entry's key hash in file order (8 bytes an entry; a map of each key to its index, moved
+        // into the result at the end, held every key and figure twice at the peak): the first
+        // entry with the duplicate's hash. Two different keys with one 64-bit hash could only
+        // make that message name another entry, never accept or refuse a file wrongly.
+        let mut containers: BTreeMap<ContainerKey, Usage> = BTreeMap::new();
+        let mut hashes: Vec<u64> = Vec::new();
         let mut i = 0usize;
         while let Some(c) = seq.next_element_seed(ObjectSeed::<FileContainer>::REQUIRED)? {
             let Some(c) = c else {
@@ -168,7 +173,9 @@ impl<'de> Visitor<'de> for ContainersSeed<'_, '_> {
                 ));
             };
             let (key, usage) = self.doc.check_container(i, c).map_err(|e| seed.fail(e))?;
-            if let Some(&(first, _)) = containers.get(&key) {
+            let hash = key_hash(&key);
+            if containers.contains_key(&key) {
+                let first = hashes.iter().position(|&h| h == hash).unwrap_or(i);
                 let path = format!("containers[{i}]");
                 let context = container_context(i, &key);
                 return Err(seed.fail(self.doc.error(
@@ -177,18 +184,21 @@ impl<'de> Visitor<'de> for ContainersSeed<'_, '_> {
                     SnapshotErrorKind::DuplicateContainer { first },
                 )));
             }
-            containers.insert(key, (i, usage));
+            containers.insert(key, usage);
+            hashes.push(hash);
             i += 1;
         }
-        // Moved entry by entry: the first map's nodes are freed as it is consumed, so the two
-        // are never whole at once (`collect` would buffer every entry in a Vec to sort it first:
-        // a big snapshot's peak memory grew by half).
-        let mut usage = BTreeMap::new();
-        for (key, (_, u)) in containers {
-            usage.insert(key, u);
-        }
-        Ok(usage)
+        Ok(containers)
     }
+}
+
+/// A hash of `key`, the same for equal keys throughout the run (`DefaultHasher::new` has fixed
+/// keys, unlike a `HashMap`'s random state).
+fn key_hash(key: &ContainerKey) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::hash::DefaultHasher::new();
+    key.hash(&mut h);
+    h.finish()
 }
 
 // ---------------------------------------------------------------------------------------
