@@ -6,8 +6,8 @@
 
 use std::sync::OnceLock;
 
-use crate::source::decode::{DecodeError, Fields};
-use crate::source::yaml::{Node, Stream};
+use crate::source::decode::{builtin_rows, table_rows, DecodeError, Fields};
+use crate::source::yaml::Node;
 
 const BUILTIN: &str = include_str!("../../rules/gpus.yaml");
 
@@ -57,27 +57,13 @@ fn decode_gpu(node: &Node) -> Result<Gpu, DecodeError> {
 
 /// Decodes `{gpus: [...]}`.
 pub fn decode(root: &Node) -> Result<Vec<Gpu>, DecodeError> {
-    let mut f = Fields::new(root, "the GPU table")?;
-    let gpus = f
-        .seq("gpus")?
-        .unwrap_or_default()
-        .iter()
-        .map(decode_gpu)
-        .collect::<Result<Vec<_>, _>>()?;
-    f.finish()?;
-    Ok(gpus)
+    table_rows(root, "the GPU table", "gpus", decode_gpu)
 }
 
 /// The built-in table (a unit test keeps it valid).
 pub fn table() -> &'static [Gpu] {
     static TABLE: OnceLock<Vec<Gpu>> = OnceLock::new();
-    TABLE.get_or_init(|| {
-        Stream::parse(BUILTIN)
-            .documents
-            .first()
-            .and_then(|d| decode(&d.root).ok())
-            .unwrap_or_default()
-    })
+    TABLE.get_or_init(|| builtin_rows(BUILTIN, decode))
 }
 
 /// A GPU the pod may get: a table row, or only a memory size (a MIG slice, a memory label).
@@ -412,6 +398,7 @@ pub fn exactly(candidate: Candidate, from: String) -> Landing {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::source::yaml::Stream;
 
     #[test]
     fn the_builtin_table_decodes() {

@@ -8,8 +8,8 @@
 use std::sync::OnceLock;
 
 use super::workload::Container;
-use crate::source::decode::{string_list, DecodeError, Fields};
-use crate::source::yaml::{Node, Stream};
+use crate::source::decode::{builtin_rows, string_list, table_rows, DecodeError, Fields};
+use crate::source::yaml::Node;
 
 const BUILTIN: &str = include_str!("../../rules/engines.yaml");
 
@@ -135,28 +135,13 @@ fn decode_engine(node: &Node) -> Result<Engine, DecodeError> {
 
 /// Decodes `{engines: [...]}`.
 pub fn decode(root: &Node) -> Result<Vec<Engine>, DecodeError> {
-    let mut f = Fields::new(root, "the engine table")?;
-    let engines = f
-        .seq("engines")?
-        .unwrap_or_default()
-        .iter()
-        .map(decode_engine)
-        .collect::<Result<Vec<_>, _>>()?;
-    f.finish()?;
-    Ok(engines)
+    table_rows(root, "the engine table", "engines", decode_engine)
 }
 
 /// The built-in table (a unit test keeps it valid).
 pub fn table() -> &'static [Engine] {
     static TABLE: OnceLock<Vec<Engine>> = OnceLock::new();
-    TABLE.get_or_init(|| {
-        let stream = Stream::parse(BUILTIN);
-        stream
-            .documents
-            .first()
-            .and_then(|d| decode(&d.root).ok())
-            .unwrap_or_default()
-    })
+    TABLE.get_or_init(|| builtin_rows(BUILTIN, decode))
 }
 
 pub fn by_id(id: &str) -> Option<&'static Engine> {

@@ -4,8 +4,8 @@
 
 use std::sync::OnceLock;
 
-use crate::source::decode::{DecodeError, Fields};
-use crate::source::yaml::{Node, Stream};
+use crate::source::decode::{builtin_rows, table_rows, DecodeError, Fields};
+use crate::source::yaml::Node;
 
 const BUILTIN: &str = include_str!("../../rules/models.yaml");
 
@@ -247,27 +247,13 @@ pub fn decode_model(node: &Node) -> Result<Model, DecodeError> {
 
 /// Decodes `{models: [...]}`.
 pub fn decode(root: &Node) -> Result<Vec<Model>, DecodeError> {
-    let mut f = Fields::new(root, "the model catalogue")?;
-    let models = f
-        .seq("models")?
-        .unwrap_or_default()
-        .iter()
-        .map(decode_model)
-        .collect::<Result<Vec<_>, _>>()?;
-    f.finish()?;
-    Ok(models)
+    table_rows(root, "the model catalogue", "models", decode_model)
 }
 
 /// The built-in catalogue (a unit test keeps it valid).
 pub fn builtin() -> &'static [Model] {
     static TABLE: OnceLock<Vec<Model>> = OnceLock::new();
-    TABLE.get_or_init(|| {
-        Stream::parse(BUILTIN)
-            .documents
-            .first()
-            .and_then(|d| decode(&d.root).ok())
-            .unwrap_or_default()
-    })
+    TABLE.get_or_init(|| builtin_rows(BUILTIN, decode))
 }
 
 /// Suffixes of repositories that publish a quantized copy of a catalogued model's weights
@@ -362,6 +348,7 @@ impl Catalogue {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::source::yaml::Stream;
 
     #[test]
     fn the_builtin_catalogue_decodes_and_every_entry_has_a_source() {

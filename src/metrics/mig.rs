@@ -5,8 +5,8 @@
 use std::fmt;
 use std::sync::OnceLock;
 
-use crate::source::decode::{string, DecodeError, Fields};
-use crate::source::yaml::{Node, Stream};
+use crate::source::decode::{builtin_rows, string, table_rows, DecodeError, Fields};
+use crate::source::yaml::Node;
 
 const BUILTIN: &str = include_str!("../../rules/mig-profiles.yaml");
 
@@ -104,27 +104,13 @@ fn decode_model(node: &Node) -> Result<Model, DecodeError> {
 
 /// Decodes `{models: [...]}`.
 pub fn decode(root: &Node) -> Result<Vec<Model>, DecodeError> {
-    let mut f = Fields::new(root, "the MIG table")?;
-    let models = f
-        .seq("models")?
-        .unwrap_or_default()
-        .iter()
-        .map(decode_model)
-        .collect::<Result<Vec<_>, _>>()?;
-    f.finish()?;
-    Ok(models)
+    table_rows(root, "the MIG table", "models", decode_model)
 }
 
 /// The built-in table (a unit test keeps it valid).
 pub fn table() -> &'static [Model] {
     static TABLE: OnceLock<Vec<Model>> = OnceLock::new();
-    TABLE.get_or_init(|| {
-        Stream::parse(BUILTIN)
-            .documents
-            .first()
-            .and_then(|d| decode(&d.root).ok())
-            .unwrap_or_default()
-    })
+    TABLE.get_or_init(|| builtin_rows(BUILTIN, decode))
 }
 
 /// Every MIG resource the GPU operator's `mixed` strategy can advertise for the table's models:
@@ -304,6 +290,7 @@ pub fn choose_among(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::source::yaml::Stream;
 
     const GB: f64 = 1e9;
 

@@ -13,6 +13,37 @@ pub fn did_you_mean<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -
         .map(|(_, c)| c)
 }
 
+/// A built-in table's rows: `{key: [row, ...]}`, each row decoded by `row`, no other key.
+pub fn table_rows<T>(
+    root: &Node,
+    what: &str,
+    key: &'static str,
+    row: impl Fn(&Node) -> Result<T, DecodeError>,
+) -> Result<Vec<T>, DecodeError> {
+    let mut f = Fields::new(root, what)?;
+    let rows = f
+        .seq(key)?
+        .unwrap_or_default()
+        .iter()
+        .map(row)
+        .collect::<Result<Vec<_>, _>>()?;
+    f.finish()?;
+    Ok(rows)
+}
+
+/// The first document of a table built into the binary, decoded; empty when it does not
+/// decode (each table's unit test keeps it valid).
+pub fn builtin_rows<T>(
+    text: &str,
+    decode: impl Fn(&Node) -> Result<Vec<T>, DecodeError>,
+) -> Vec<T> {
+    super::yaml::Stream::parse(text)
+        .documents
+        .first()
+        .and_then(|d| decode(&d.root).ok())
+        .unwrap_or_default()
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DecodeError {
     pub offset: usize,
