@@ -640,37 +640,26 @@ pub fn render(run: &Run, page: &Page) -> String {
     }
 
     // The model-fit arithmetic, one row a FIT finding (measured or not).
-    let fits: Vec<(&Finding, &crate::rules::Fit)> = findings
-        .iter()
-        .filter_map(|f| Some((*f, f.fit.as_ref()?)))
-        .collect();
+    let fits = super::fit_rows(&findings);
     if !fits.is_empty() {
         let _ = writeln!(h, "<h2>Will the model fit? ({})</h2>", fits.len());
-        h.push_str("<table id=\"fits\"><thead><tr><th>container</th><th>rule</th><th>model</th><th>GPU</th><th>weights a GPU</th><th>KV of one sequence</th><th>usable a GPU</th><th>measured</th></tr></thead><tbody>\n");
-        for (f, fit) in fits {
-            let measured = fit
-                .measured
-                .as_ref()
-                .map_or_else(|| "-".to_string(), |m| m.describe());
-            let _ = writeln!(
-                h,
-                "<tr><td>{}</td><td>{}</td><td>{} ({})</td><td>{}</td><td class=\"n\">{:.1} GiB</td><td class=\"n\">{:.1} GiB at {}</td><td class=\"n\">{:.1} GiB</td><td>{}</td></tr>",
-                esc(&format!(
-                    "{}/{} · {}",
-                    f.object.kind,
-                    f.object.name.as_deref().unwrap_or("-"),
-                    f.container.as_deref().unwrap_or("-")
-                )),
-                f.rule.id,
-                esc(&fit.model),
-                fit.dtype,
-                esc(&fit.gpu),
-                fit.weights_gib,
-                fit.kv_gib,
-                fit.context_label(),
-                fit.usable_gib,
-                esc(&measured)
-            );
+        h.push_str("<table id=\"fits\"><thead><tr>");
+        for c in super::FIT_COLUMNS {
+            let _ = write!(h, "<th>{c}</th>");
+        }
+        h.push_str("</tr></thead><tbody>\n");
+        for row in fits {
+            h.push_str("<tr>");
+            for (i, cell) in row.iter().enumerate() {
+                // The three figures right-aligned, as the other tables' numbers.
+                let class = if (4..=6).contains(&i) {
+                    " class=\"n\""
+                } else {
+                    ""
+                };
+                let _ = write!(h, "<td{class}>{}</td>", esc(cell));
+            }
+            h.push_str("</tr>\n");
         }
         h.push_str("</tbody></table>\n");
     }

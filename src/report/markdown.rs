@@ -309,37 +309,14 @@ pub fn render(run: &Run, page: &Page) -> String {
     }
 
     // The model-fit arithmetic, one row a FIT finding: what the message judged by.
-    let fits: Vec<(&Finding, &crate::rules::Fit)> = findings
-        .iter()
-        .filter_map(|f| Some((*f, f.fit.as_ref()?)))
-        .collect();
+    let fits = super::fit_rows(&findings);
     if !fits.is_empty() {
         let _ = writeln!(md, "### Will the model fit? ({})\n", fits.len());
-        md.push_str("| container | rule | model | GPU | weights a GPU | KV of one sequence | usable a GPU | measured |\n|---|---|---|---|--:|--:|--:|---|\n");
-        for (f, fit) in fits {
-            let measured = fit
-                .measured
-                .as_ref()
-                .map_or_else(|| "-".to_string(), |m| m.describe());
-            let _ = writeln!(
-                md,
-                "| {} | {} | {} ({}) | {} | {:.1} GiB | {:.1} GiB at {} | {:.1} GiB | {} |",
-                cell(&format!(
-                    "{}/{} · {}",
-                    f.object.kind,
-                    f.object.name.as_deref().unwrap_or("-"),
-                    f.container.as_deref().unwrap_or("-")
-                )),
-                f.rule.id,
-                cell(&fit.model),
-                fit.dtype,
-                cell(&fit.gpu),
-                fit.weights_gib,
-                fit.kv_gib,
-                fit.context_label(),
-                fit.usable_gib,
-                cell(&measured)
-            );
+        let _ = writeln!(md, "| {} |", super::FIT_COLUMNS.join(" | "));
+        md.push_str("|---|---|---|---|--:|--:|--:|---|\n");
+        for row in fits {
+            let cells: Vec<String> = row.iter().map(|c| cell(c)).collect();
+            let _ = writeln!(md, "| {} |", cells.join(" | "));
         }
         md.push('\n');
     }

@@ -151,6 +151,46 @@ pub fn container_key(run: &Run, f: &Finding) -> Option<crate::metrics::usage::Co
 
 /// A finding's message as the text outputs show it: with its cluster when the run has several
 /// (prod's and staging's findings on one base line differ only there).
+/// The columns of the "Will the model fit?" table (HTML and Markdown).
+pub const FIT_COLUMNS: [&str; 8] = [
+    "container",
+    "rule",
+    "model",
+    "GPU",
+    "weights a GPU",
+    "KV of one sequence",
+    "usable a GPU",
+    "measured",
+];
+
+/// The rows of that table, one a FIT finding, as plain text (each format escapes its cells):
+/// the figures the finding's message prints, from its `Fit`.
+pub fn fit_rows(findings: &[&Finding]) -> Vec<[String; 8]> {
+    findings
+        .iter()
+        .filter_map(|f| {
+            let fit = f.fit.as_ref()?;
+            Some([
+                format!(
+                    "{}/{} · {}",
+                    f.object.kind,
+                    f.object.name.as_deref().unwrap_or("-"),
+                    f.container.as_deref().unwrap_or("-")
+                ),
+                f.rule.id.to_string(),
+                format!("{} ({})", fit.model, fit.dtype),
+                fit.gpu.clone(),
+                format!("{:.1} GiB", fit.weights_gib),
+                format!("{:.1} GiB at {}", fit.kv_gib, fit.context_label()),
+                format!("{:.1} GiB", fit.usable_gib),
+                fit.measured
+                    .as_ref()
+                    .map_or_else(|| "-".to_string(), |m| m.describe()),
+            ])
+        })
+        .collect()
+}
+
 pub fn message<'a>(run: &Run, f: &'a Finding) -> Cow<'a, str> {
     match cluster_of(run, f) {
         Some(c) => Cow::Owned(format!("{} [cluster {c}]", f.message)),
