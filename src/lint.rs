@@ -1,5 +1,6 @@
 //! The pipeline: discover → load (parallel) → repo facts → rules (parallel) → findings.
 
+use std::borrow::Borrow;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -774,7 +775,7 @@ impl Linter {
                 for mut hit in rules::check_workload(&cx, &workload) {
                     hit.message = format!("{} [{}]", hit.message, unit.name);
                     let (file, span) = self.helm_location(unit, document, &hit, files);
-                    let Some(shown_in) = files.get(file) else {
+                    let Some(shown_in) = files.get(file).map(Borrow::borrow) else {
                         continue;
                     };
                     let comments = comments.of(files, file);
@@ -828,10 +829,10 @@ impl Linter {
     }
 
     /// Lints the rendered objects of a unit; findings land in the files that wrote the fields.
-    pub fn lint_unit(
+    pub fn lint_unit<F: Borrow<SourceFile>>(
         &self,
         facts: &Facts,
-        files: &[SourceFile],
+        files: &[F],
         texts: &[Arc<str>],
         index: usize,
         unit: &RenderUnit,
@@ -863,7 +864,7 @@ impl Linter {
                     hit.message = format!("{} [render of {}]", hit.message, unit.name);
                     // A node the renderer made up has no file of its own: the kustomization.
                     let file = hit.span.file_or(unit.home);
-                    let Some(shown_in) = files.get(file) else {
+                    let Some(shown_in) = files.get(file).map(Borrow::borrow) else {
                         continue;
                     };
                     let span = if hit.span.source.index().is_some() {
@@ -1211,8 +1212,12 @@ fn facts_of<'a>(roots: impl Iterator<Item = &'a Node>) -> RepoFacts {
 struct CommentCache(HashMap<usize, HashMap<usize, IgnoreComment>>);
 
 impl CommentCache {
-    fn of(&mut self, files: &[SourceFile], file: usize) -> Option<&HashMap<usize, IgnoreComment>> {
-        let source = files.get(file)?;
+    fn of<F: Borrow<SourceFile>>(
+        &mut self,
+        files: &[F],
+        file: usize,
+    ) -> Option<&HashMap<usize, IgnoreComment>> {
+        let source = files.get(file)?.borrow();
         Some(
             self.0
                 .entry(file)

@@ -7,7 +7,7 @@ use gpulint::cli::{CommonArgs, RenderArgs};
 use gpulint::config::Config;
 use gpulint::lint::Selection;
 use gpulint::source::kustomize::{self, Sources};
-use gpulint::source::units::{self, RenderSettings, RunSources};
+use gpulint::source::units::{self, FileSlice, RenderSettings, RunSources};
 
 use super::setup::{linter_for, load_config, render_settings};
 use super::{error, print, Exit, Failure, Outcome};
@@ -26,7 +26,7 @@ pub fn render(args: &RenderArgs) -> Outcome {
     if gpulint::source::helm::is_chart(&args.dir) {
         return render_chart(&args.dir, config, &common, &settings);
     }
-    let sources = RunSources::new(&[], Default::default(), settings.boundary.clone());
+    let sources = RunSources::new(FileSlice::Plain(&[]), settings.boundary.clone());
     if kustomize::kustomization_file(&args.dir).is_none() {
         return Err(error(format_args!(
             "{}: no kustomization.yaml, kustomization.yml or Kustomization in this folder",

@@ -33,14 +33,20 @@ use crate::source::discover::{discover, Input};
 use crate::source::document::{plain, Segment};
 use crate::source::file::{display_path, FileRole, SourceFile};
 use crate::source::kustomize::normalize;
-use crate::source::units::{render_root, render_root_for, render_unit, RenderUnit, RunSources};
+use crate::source::units::{
+    render_root, render_root_for, render_unit, RenderUnit, RunPaths, RunSources,
+};
 use crate::source::yaml::{Node, Stream};
 
 /// How many renders in the repository read each file (by normalized path): this run's and
 /// those of every other root of the repository, so a base that an overlay not linted in this
 /// run uses (`gpulint overlays/prod`, pre-commit's file arguments) is not edited for one overlay.
 /// A root used as a base by another is read through it, not counted on its own.
-pub(super) fn repo_readers(linter: &Linter, run: &Run) -> HashMap<PathBuf, usize> {
+pub(super) fn repo_readers(
+    linter: &Linter,
+    run: &Run,
+    shared: &SharedFiles,
+) -> HashMap<PathBuf, usize> {
     let settings = &linter.render;
     let path = |i: &usize| match &run.files.get(*i)?.input {
         Input::File(p) => Some(normalize(p)),
@@ -57,7 +63,11 @@ pub(super) fn repo_readers(linter: &Linter, run: &Run) -> HashMap<PathBuf, usize
         .collect();
     let ours: BTreeSet<PathBuf> = roots.keys().cloned().collect();
     if let Some(repo) = &settings.boundary {
-        let sources = RunSources::new(&run.files, HashMap::new(), settings.boundary.clone());
+        let sources = RunSources::with_paths(
+            &shared.files,
+            shared.paths.clone(),
+            settings.boundary.clone(),
+        );
         let found = discover(std::slice::from_ref(repo), &linter.config, Some(repo));
         for root in found.roots {
             if roots.contains_key(&root) {
@@ -93,16 +103,35 @@ pub(super) fn repo_readers(linter: &Linter, run: &Run) -> HashMap<PathBuf, usize
     readers
 }
 
-/// The clusters whose renders of the root at `dir` the run lints (a root applied by several
-/// clusters is one unit each).
-pub(super) fn clusters_applying(run: &Run, dir: &Path) -> Vec<String> {
-    let names: BTreeSet<String> = run
-        .units
-        .iter()
-        .filter(|u| u.dir == dir)
-        .map(|u| u.cluster.clone().unwrap_or_else(|| "(none)".into()))
-        .collect();
-    names.into_iter().collect()
+/// What every unit's fixes start from, built once per plan (per unit, or per attempt, it made
+/// a whole-repository lint of a monorepo 15 times slower): the run's files, each behind an
+/// `Arc` so a target and each of its attempts share the files they do not edit, their index
+/// by path, and the clusters applying each root.
+pub(super) struct SharedFiles {
+    files: Vec<Arc<SourceFile>>,
+    paths: Arc<RunPaths>,
+    clusters: HashMap<PathBuf, BTreeSet<String>>,
+}
+
+impl SharedFiles {
+    pub(super) fn of(run: &Run) -> SharedFiles {
+        SharedFiles {
+            files: run.files.iter().map(|f| Arc::new(copy(f))).collect(),
+            paths: RunPaths::of(&run.files),
+            clusters: clusters_applying(run),
+        }
+    }
+}
+
+/// The clusters whose renders of each root the run lints (a root applied by several clusters
+/// is one unit each), by root folder.
+fn clusters_applying(run: &Run) -> HashMap<PathBuf, BTreeSet<String>> {
+    let mut by_dir: HashMap<PathBuf, BTreeSet<String>> = HashMap::new();
+    for u in &run.units {
+        let cluster = u.cluster.clone().unwrap_or_else(|| "(none)".into());
+        by_dir.entry(u.dir.clone()).or_default().insert(cluster);
+    }
+    by_dir
 }
 
 /// Where a fix is written.
@@ -126,7 +155,7 @@ struct Outcome {
 
 /// A verified set of fixes: the files with their texts, and the render they give.
 struct Attempt {
-    files: Vec<SourceFile>,
+    files: Vec<Arc<SourceFile>>,
     created: Vec<usize>,
     objects: Vec<Node>,
     reads: Vec<usize>,
@@ -139,11 +168,17 @@ pub(super) struct KustomizeTarget<'r> {
     facts: &'r crate::lint::Facts,
     /// Renders of the repository reading each file (see `repo_readers`).
     readers: &'r HashMap<PathBuf, usize>,
+    /// The index of the run's files by path, shared by every render the fixes verify with.
+    paths: Arc<RunPaths>,
+    /// The clusters applying this unit's root (see `clusters_applying`).
+    clusters: Vec<String>,
+    /// Renders made to verify fixes (`PlanWork`).
+    renders: std::cell::Cell<usize>,
     index: usize,
     unit: &'r RenderUnit,
     /// The run's files with this unit's fixes so far; files the fixes create (and any the
     /// renders read beyond the run's) are appended, so `SourceId`s of new renders index it.
-    files: Vec<SourceFile>,
+    files: Vec<Arc<SourceFile>>,
     /// Indices in `files` of the new files the fixes wrote.
     created: BTreeSet<usize>,
     objects: Vec<Node>,
@@ -170,6 +205,7 @@ impl<'r> KustomizeTarget<'r> {
         run: &'r Run,
         facts: &'r crate::lint::Facts,
         readers: &'r HashMap<PathBuf, usize>,
+        shared: &SharedFiles,
         index: usize,
         unit: &'r RenderUnit,
     ) -> Self {
@@ -178,9 +214,16 @@ impl<'r> KustomizeTarget<'r> {
             run,
             facts,
             readers,
+            paths: shared.paths.clone(),
+            clusters: shared
+                .clusters
+                .get(&unit.dir)
+                .map(|c| c.iter().cloned().collect())
+                .unwrap_or_default(),
+            renders: std::cell::Cell::new(0),
             index,
             unit,
-            files: run.files.iter().map(copy).collect(),
+            files: shared.files.clone(),
             created: BTreeSet::new(),
             objects: unit.objects.clone(),
             reads: unit.files.clone(),
@@ -228,31 +271,31 @@ impl<'r> KustomizeTarget<'r> {
 
     /// How a fix can be written on its own: at its origin when this render alone reads that
     /// file, else (or when the edit there does not verify) as an overlay patch.
-    fn mode_for(&self, f: &Finding) -> Result<Mode, FixError> {
+    /// With the attempt that verified it alone (a round of one fix takes it as it is).
+    fn mode_for(&self, f: &Finding) -> Result<(Mode, Attempt), FixError> {
         let fix = f.fix.as_ref().ok_or(FixError::Inconsistent("no fix"))?;
         if self.unit.substituted.contains(&fix.document) && self.writes_over_variables(fix) {
             return Err(FixError::FluxVariables);
         }
         // A root several clusters apply has no file one cluster reads alone.
-        let clusters = clusters_applying(self.run, &self.unit.dir);
-        if clusters.len() > 1 && f.is_measured() {
+        if self.clusters.len() > 1 && f.is_measured() {
             return Err(FixError::SharedByClusters {
-                clusters: clusters.join(", "),
+                clusters: self.clusters.join(", "),
             });
         }
         let mut first = None;
         if self.in_place_possible(fix) {
             match self.attempt(&[(f, Mode::InPlace)]) {
-                Ok(_) => return Ok(Mode::InPlace),
+                Ok(a) => return Ok((Mode::InPlace, a)),
                 Err(e) => first = Some(e),
             }
         }
-        if self.attempt(&[(f, Mode::Patch)]).is_ok() {
-            return Ok(Mode::Patch);
+        if let Ok(a) = self.attempt(&[(f, Mode::Patch)]) {
+            return Ok((Mode::Patch, a));
         }
         // What strategic merge cannot say, a JSON patch may: its reason is the one to give.
         match self.attempt(&[(f, Mode::Json)]) {
-            Ok(_) => Ok(Mode::Json),
+            Ok(a) => Ok((Mode::Json, a)),
             Err(e) => Err(first.unwrap_or(e)),
         }
     }
@@ -301,7 +344,9 @@ impl<'r> KustomizeTarget<'r> {
                 .ok_or(FixError::Inconsistent("object not found"));
         }
         let settings = &self.linter.render;
-        let sources = RunSources::new(&self.files, HashMap::new(), settings.boundary.clone());
+        let sources =
+            RunSources::with_paths(&self.files, self.paths.clone(), settings.boundary.clone());
+        self.renders.set(self.renders.get() + 1);
         let rendered = render_root_for(&self.unit.dir, &self.unit.post, &sources, settings)
             .map_err(|e| FixError::OverlayDoesNotRender(e.message))?;
         rendered
@@ -473,25 +518,29 @@ impl<'r> KustomizeTarget<'r> {
     /// Renders the fixed texts in memory: every object must equal the current render plus
     /// exactly the intended changes.
     fn verify(&self, fixes: &[(&Finding, Mode)], outcome: Outcome) -> Result<Attempt, FixError> {
-        let mut files: Vec<SourceFile> = self.files.iter().map(copy).collect();
+        let mut files = self.files.clone();
         for (file, text) in outcome.edited {
             let f = files
                 .get_mut(file)
                 .ok_or(FixError::Inconsistent("file not found"))?;
-            f.stream = Arc::new(Stream::parse(&text));
+            *f = Arc::new(SourceFile {
+                stream: Arc::new(Stream::parse(&text)),
+                ..copy(f)
+            });
         }
         let mut created = Vec::new();
         for (path, text) in outcome.created {
             created.push(files.len());
-            files.push(SourceFile {
+            files.push(Arc::new(SourceFile {
                 name: display_path(&path),
                 input: Input::File(path),
                 stream: Arc::new(Stream::parse(&text)),
                 role: FileRole::Rendered,
-            });
+            }));
         }
         let settings = &self.linter.render;
-        let sources = RunSources::new(&files, HashMap::new(), settings.boundary.clone());
+        let sources = RunSources::with_paths(&files, self.paths.clone(), settings.boundary.clone());
+        self.renders.set(self.renders.get() + 1);
         let rendered = render_unit(&self.unit.dir, &self.unit.post, &sources, settings)
             .map_err(|e| FixError::OverlayDoesNotRender(e.message))?;
         let mut expected: Vec<Json> = self.objects.iter().map(plain).collect();
@@ -514,18 +563,19 @@ impl<'r> KustomizeTarget<'r> {
             release.check(&taken, &rendered.objects)?;
         }
         // Files the render read beyond these (none expected) keep the indices it gave them.
-        for (path, stream) in sources.added() {
-            files.push(SourceFile {
+        let (added, index) = sources.finish();
+        for (path, stream) in added {
+            files.push(Arc::new(SourceFile {
                 name: display_path(&path),
                 input: Input::File(path),
                 stream,
                 role: FileRole::Support,
-            });
+            }));
         }
         let reads = rendered
             .files
             .iter()
-            .filter_map(|p| sources.index_of(p))
+            .filter_map(|p| index.index_of(p))
             .collect();
         Ok(Attempt {
             files,
@@ -558,9 +608,13 @@ impl Target for KustomizeTarget<'_> {
             }
         }
         let mut good: Vec<(&Finding, Mode)> = Vec::new();
+        let mut alone = None;
         for f in picked {
             match self.mode_for(f) {
-                Ok(mode) => good.push((f, mode)),
+                Ok((mode, attempt)) => {
+                    good.push((f, mode));
+                    alone = Some(attempt);
+                }
                 Err(why) => rejections.reject(f, place_in(&self.files, f), why),
             }
         }
@@ -568,8 +622,12 @@ impl Target for KustomizeTarget<'_> {
             return 0;
         }
         // Together; when they interfere, keep each that still verifies with those before
-        // it, and leave the others to the next round.
-        let (used, attempt) = match self.attempt(&good) {
+        // it, and leave the others to the next round. One alone was verified already.
+        let together = match alone {
+            Some(attempt) if good.len() == 1 => Ok(attempt),
+            _ => self.attempt(&good),
+        };
+        let (used, attempt) = match together {
             Ok(a) => (good, a),
             Err(_) => {
                 let mut used: Vec<(&Finding, Mode)> = Vec::new();
@@ -617,15 +675,19 @@ impl Target for KustomizeTarget<'_> {
             files,
             created,
             mut applied,
+            renders,
             ..
         } = self;
+        plan.work.kustomize_renders += renders.get();
         let first = plan.files.len();
-        for (i, file) in files.into_iter().enumerate() {
-            let Input::File(path) = file.input else {
+        for (i, file) in files.iter().enumerate() {
+            let Input::File(path) = &file.input else {
                 continue;
             };
             let is_new = created.contains(&i);
             let original = match run.files.get(i) {
+                // Untouched: still the run's own text (most of a monorepo's files).
+                Some(f) if Arc::ptr_eq(&f.stream, &file.stream) => continue,
                 Some(f) => f.stream.text.to_string(),
                 None if is_new => String::new(),
                 None => continue,
@@ -635,11 +697,11 @@ impl Target for KustomizeTarget<'_> {
             }
             plan.files.push(FileFix {
                 name: if is_new {
-                    display_path(&path)
+                    display_path(path)
                 } else {
-                    file.name
+                    file.name.clone()
                 },
-                path,
+                path: path.clone(),
                 original,
                 fixed: file.stream.text.to_string(),
                 applied: applied.remove(&i).unwrap_or_default(),

@@ -9,6 +9,7 @@
 //! next round, up to [`MAX_ROUNDS`]. A fix that fails verification is rejected once, with its
 //! reason, and never retried.
 
+use std::borrow::Borrow;
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -18,7 +19,7 @@ use rayon::prelude::*;
 use super::error::FixError;
 use super::file::FileTarget;
 use super::helm::{as_release_object_fix, HelmTarget, ReleaseFix};
-use super::kustomize::{repo_readers, KustomizeTarget};
+use super::kustomize::{repo_readers, KustomizeTarget, SharedFiles};
 use crate::edit::{Applicability, ChangeNote, Fix};
 use crate::k8s::workload::ObjectRef;
 use crate::lint::{Linter, Run};
@@ -48,6 +49,18 @@ pub struct FixPlan {
     /// verified): the relint after the write takes it for a file that holds exactly that text
     /// instead of parsing the file again.
     pub parsed: HashMap<PathBuf, Arc<Stream>>,
+    /// What planning cost: counted so tests can hold it to a bound (times are in `bench/`).
+    pub work: PlanWork,
+}
+
+/// The work a plan did, in counts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PlanWork {
+    /// Renders of Kustomize units made to verify their fixes.
+    pub kustomize_renders: usize,
+    /// Times the run's files were shared out for the units' fixes: once per plan, however
+    /// many units (per unit, or per render, it made a monorepo's lint 15 times slower).
+    pub file_sets: usize,
 }
 
 /// Which finding a fix is for, across the rounds of its target: the origin it lands through,
@@ -179,8 +192,8 @@ impl Rejections {
 }
 
 /// Where a rejection of `f` is shown: the line of its span in `files` (the texts as fixed so far).
-pub(super) fn place_in(files: &[SourceFile], f: &Finding) -> (String, usize) {
-    let file = files.get(f.file);
+pub(super) fn place_in<F: Borrow<SourceFile>>(files: &[F], f: &Finding) -> (String, usize) {
+    let file = files.get(f.file).map(Borrow::borrow);
     (
         file.map(|x| x.name.clone()).unwrap_or_default(),
         file.map_or(0, |x| x.stream.line_col(f.span.start()).0),
@@ -395,7 +408,9 @@ pub fn plan(linter: &Linter, run: &Run, unsafe_fixes: bool) -> FixPlan {
             }
         }
     }
-    let mut readers = None;
+    // Which renders read each file, and the run's files by path: computed once, and only when
+    // a unit has fixes.
+    let mut shared = None;
     for (index, unit) in run.units.iter().enumerate() {
         let releases = std::mem::take(&mut release_fixes[index]);
         let mut fixable = fixable_of(&by_origin.units[index], unsafe_fixes, &mut plan);
@@ -421,10 +436,14 @@ pub fn plan(linter: &Linter, run: &Run, unsafe_fixes: bool) -> FixPlan {
         if fixable.is_empty() {
             continue;
         }
-        // Which renders read each file: computed once, and only when a unit has fixes.
-        let readers = readers.get_or_insert_with(|| repo_readers(linter, run));
-        let target =
-            KustomizeTarget::new(linter, run, facts, readers, index, unit).with_releases(releases);
+        let (files, readers) = shared.get_or_insert_with(|| {
+            plan.work.file_sets += 1;
+            let files = SharedFiles::of(run);
+            let readers = repo_readers(linter, run, &files);
+            (files, readers)
+        });
+        let target = KustomizeTarget::new(linter, run, facts, readers, files, index, unit)
+            .with_releases(releases);
         fix_in_rounds(
             target,
             fixable,

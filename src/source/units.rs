@@ -8,6 +8,7 @@
 //! The run's file list is the index space of `SourceId`s: files the renderer reads that the walk
 //! did not list (kustomization files, bases outside the linted folder) are appended to it.
 
+use std::borrow::Borrow;
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -123,69 +124,151 @@ impl PostRender {
     }
 }
 
-/// The run's files as the renderer sees them: parsed once, nodes tagged with their run index.
-/// Files the walk did not list are read on demand and appended; `overrides` replace texts (the
-/// fixer re-renders edited texts before writing them).
-pub struct RunSources {
+/// The run index of each of a run's files, by normalized path: built once and shared by every
+/// `RunSources` over those files (the fix plan renders every unit again, several times; an
+/// index of thousands of files per render made a whole-repository lint of a monorepo slow).
+pub struct RunPaths {
+    by_path: HashMap<PathBuf, usize>,
+    /// How many files it was built from: files beyond (a fix's new patch files) are indexed
+    /// by the `RunSources` that has them.
+    len: usize,
+    /// `Sources::outside`'s answers, by path: the same files are checked by every render.
+    outside: Mutex<HashMap<PathBuf, Option<String>>>,
+}
+
+impl RunPaths {
+    pub fn of<F: Borrow<SourceFile>>(files: &[F]) -> Arc<RunPaths> {
+        let by_path = files
+            .iter()
+            .enumerate()
+            .filter_map(|(i, f)| match &f.borrow().input {
+                Input::File(p) => Some((normalize(p), i)),
+                Input::Stdin => None,
+            })
+            .collect();
+        Arc::new(RunPaths {
+            by_path,
+            len: files.len(),
+            outside: Mutex::default(),
+        })
+    }
+}
+
+/// A run's files, as `RunSources` borrows them: the run's own, or a fix attempt's (each behind
+/// an `Arc`, sharing the files it does not edit).
+#[derive(Clone, Copy)]
+pub enum FileSlice<'f> {
+    Plain(&'f [SourceFile]),
+    Shared(&'f [Arc<SourceFile>]),
+}
+
+impl<'f> FileSlice<'f> {
+    fn get(self, index: usize) -> Option<&'f SourceFile> {
+        match self {
+            FileSlice::Plain(files) => files.get(index),
+            FileSlice::Shared(files) => files.get(index).map(|f| &**f),
+        }
+    }
+
+    fn len(self) -> usize {
+        match self {
+            FileSlice::Plain(files) => files.len(),
+            FileSlice::Shared(files) => files.len(),
+        }
+    }
+}
+
+impl<'f> From<&'f [SourceFile]> for FileSlice<'f> {
+    fn from(files: &'f [SourceFile]) -> Self {
+        FileSlice::Plain(files)
+    }
+}
+
+impl<'f> From<&'f Vec<SourceFile>> for FileSlice<'f> {
+    fn from(files: &'f Vec<SourceFile>) -> Self {
+        FileSlice::Plain(files)
+    }
+}
+
+impl<'f> From<&'f Vec<Arc<SourceFile>>> for FileSlice<'f> {
+    fn from(files: &'f Vec<Arc<SourceFile>>) -> Self {
+        FileSlice::Shared(files)
+    }
+}
+
+/// Where a render's files are in the run: the run's own by path (shared), then those beyond.
+pub struct SourceIndex {
+    paths: Arc<RunPaths>,
+    extra: HashMap<PathBuf, usize>,
+}
+
+impl SourceIndex {
+    /// The run index of a path, if the renderer read it.
+    pub fn index_of(&self, path: &Path) -> Option<usize> {
+        self.get(&normalize(path))
+    }
+
+    fn get(&self, normalized: &Path) -> Option<usize> {
+        self.paths
+            .by_path
+            .get(normalized)
+            .or_else(|| self.extra.get(normalized))
+            .copied()
+    }
+}
+
+/// The run's files as the renderer sees them: parsed once, nodes tagged with their run index
+/// the first time a render reads them. Files the walk did not list are read on demand and
+/// appended. Borrows the files: building one costs nothing per file, so the fix plan makes one
+/// per verification render.
+pub struct RunSources<'f> {
+    files: FileSlice<'f>,
+    paths: Arc<RunPaths>,
     state: Mutex<SourcesState>,
-    overrides: HashMap<PathBuf, String>,
     /// Nothing outside this folder is read.
     boundary: Option<PathBuf>,
 }
 
 struct SourcesState {
-    by_path: HashMap<PathBuf, usize>,
-    /// By run index: the run's files, then those the renderer read beyond them.
-    entries: Vec<SourceEntry>,
-    /// How many of `entries` are the run's own files.
-    run_files: usize,
+    index: SourceIndex,
+    /// Files read on demand, at run index `files.len()` onwards.
+    read: Vec<(PathBuf, Arc<Stream>)>,
+    /// The copies tagged with their run index, by run index.
+    tagged: HashMap<usize, Arc<Stream>>,
 }
 
-struct SourceEntry {
-    path: Option<PathBuf>,
-    /// The file as parsed (an override's text when one is given).
-    parsed: Arc<Stream>,
-    /// The copy tagged with its run index, made the first time the renderer asks.
-    tagged: Option<Arc<Stream>>,
-}
+impl<'f> RunSources<'f> {
+    pub fn new(files: impl Into<FileSlice<'f>>, boundary: Option<PathBuf>) -> RunSources<'f> {
+        let files = files.into();
+        let paths = match files {
+            FileSlice::Plain(f) => RunPaths::of(f),
+            FileSlice::Shared(f) => RunPaths::of(f),
+        };
+        RunSources::with_paths(files, paths, boundary)
+    }
 
-impl RunSources {
-    pub fn new(
-        files: &[SourceFile],
-        overrides: HashMap<PathBuf, String>,
+    /// [`RunSources::new`] with the run's files already indexed: `files` are those `paths` was
+    /// built from (some with other texts), in the same order, then any beyond them.
+    pub fn with_paths(
+        files: impl Into<FileSlice<'f>>,
+        paths: Arc<RunPaths>,
         boundary: Option<PathBuf>,
-    ) -> RunSources {
-        let overrides: HashMap<PathBuf, String> = overrides
-            .into_iter()
-            .map(|(p, t)| (normalize(&p), t))
-            .collect();
-        let mut by_path = HashMap::new();
-        let mut entries = Vec::new();
-        for (i, f) in files.iter().enumerate() {
-            let path = match &f.input {
-                Input::File(p) => Some(normalize(p)),
-                Input::Stdin => None,
-            };
-            let parsed = match path.as_ref().and_then(|p| overrides.get(p)) {
-                Some(text) => Arc::new(Stream::parse(text)),
-                None => f.stream.clone(),
-            };
-            if let Some(p) = &path {
-                by_path.insert(p.clone(), i);
+    ) -> RunSources<'f> {
+        let files = files.into();
+        let mut extra = HashMap::new();
+        for i in paths.len..files.len() {
+            if let Some(Input::File(p)) = files.get(i).map(|f| &f.input) {
+                extra.insert(normalize(p), i);
             }
-            entries.push(SourceEntry {
-                path,
-                parsed,
-                tagged: None,
-            });
         }
         RunSources {
+            files,
+            paths: paths.clone(),
             state: Mutex::new(SourcesState {
-                by_path,
-                run_files: entries.len(),
-                entries,
+                index: SourceIndex { paths, extra },
+                read: Vec::new(),
+                tagged: HashMap::new(),
             }),
-            overrides,
             boundary,
         }
     }
@@ -197,18 +280,19 @@ impl RunSources {
         }
     }
 
-    /// Files read beyond the run's own, in index order.
-    pub fn added(&self) -> Vec<(PathBuf, Arc<Stream>)> {
-        let state = self.lock();
-        state.entries[state.run_files..]
-            .iter()
-            .filter_map(|e| Some((e.path.clone()?, e.parsed.clone())))
-            .collect()
+    /// Done rendering: the files read beyond the run's own, in index order (to append to the
+    /// run's files), and where each file read is.
+    pub fn finish(self) -> (Vec<(PathBuf, Arc<Stream>)>, SourceIndex) {
+        let state = match self.state.into_inner() {
+            Ok(s) => s,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        (state.read, state.index)
     }
 
     /// The run index of a path, if the renderer read it.
     pub fn index_of(&self, path: &Path) -> Option<usize> {
-        self.lock().by_path.get(&normalize(path)).copied()
+        self.lock().index.index_of(path)
     }
 
     fn inside_boundary(&self, path: &Path) -> bool {
@@ -216,7 +300,7 @@ impl RunSources {
     }
 }
 
-impl Sources for RunSources {
+impl Sources for RunSources<'_> {
     fn load(&self, path: &Path) -> std::io::Result<Arc<Stream>> {
         let path = normalize(path);
         if !self.inside_boundary(&path) {
@@ -234,34 +318,33 @@ impl Sources for RunSources {
             return Err(crate::source::repo::Refused::InGit.into());
         }
         let mut state = self.lock();
-        let index = match state.by_path.get(&path) {
-            Some(&i) => i,
+        let index = match state.index.get(&path) {
+            Some(i) => i,
             None => {
-                let parsed = match self.overrides.get(&path) {
-                    Some(text) => Stream::parse(text),
-                    None => Stream::parse_bytes(&crate::source::repo::read_file(
-                        &path,
-                        self.boundary.as_deref(),
-                    )?),
-                };
-                let i = state.entries.len();
-                state.entries.push(SourceEntry {
-                    path: Some(path.clone()),
-                    parsed: Arc::new(parsed),
-                    tagged: None,
-                });
-                state.by_path.insert(path, i);
+                let parsed = Stream::parse_bytes(&crate::source::repo::read_file(
+                    &path,
+                    self.boundary.as_deref(),
+                )?);
+                let i = self.files.len() + state.read.len();
+                state.read.push((path.clone(), Arc::new(parsed)));
+                state.index.extra.insert(path, i);
                 i
             }
         };
-        let entry = &mut state.entries[index];
-        if let Some(tagged) = &entry.tagged {
+        if let Some(tagged) = state.tagged.get(&index) {
             return Ok(tagged.clone());
         }
-        let mut stream = (*entry.parsed).clone();
+        let parsed = match index.checked_sub(self.files.len()) {
+            None => self.files.get(index).map(|f| &f.stream),
+            Some(beyond) => state.read.get(beyond).map(|(_, s)| s),
+        };
+        let Some(parsed) = parsed else {
+            return Err(std::io::Error::other("a file index out of range"));
+        };
+        let mut stream = (**parsed).clone();
         stream.set_source(SourceId::file(index));
         let stream = Arc::new(stream);
-        entry.tagged = Some(stream.clone());
+        state.tagged.insert(index, stream.clone());
         Ok(stream)
     }
 
@@ -271,10 +354,21 @@ impl Sources for RunSources {
 
     fn is_file(&self, path: &Path) -> bool {
         let path = normalize(path);
-        self.inside_boundary(&path)
-            && (self.overrides.contains_key(&path)
-                || self.lock().by_path.contains_key(&path)
-                || path.is_file())
+        self.inside_boundary(&path) && (self.lock().index.get(&path).is_some() || path.is_file())
+    }
+
+    /// Remembered by path: a run has one boundary.
+    fn outside(&self, path: &Path, boundary: &Path) -> Option<String> {
+        let mut cache = match self.paths.outside.lock() {
+            Ok(c) => c,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        if let Some(answer) = cache.get(path) {
+            return answer.clone();
+        }
+        let answer = kustomize::outside_boundary(path, boundary);
+        cache.insert(path.to_path_buf(), answer.clone());
+        answer
     }
 }
 
@@ -450,12 +544,14 @@ pub fn render_components(
     notes: &mut Vec<String>,
 ) {
     for unit in units.iter_mut().filter(|u| !u.post.components.is_empty()) {
-        let sources = RunSources::new(files, HashMap::new(), settings.boundary.clone());
-        match render_root_for(&unit.dir, &unit.post, &sources, settings) {
+        let sources = RunSources::new(&*files, settings.boundary.clone());
+        let rendered = render_root_for(&unit.dir, &unit.post, &sources, settings);
+        let (added, index) = sources.finish();
+        match rendered {
             Ok(mut r) => {
                 unit.substituted = Arc::new(unit.post.apply(&mut r.objects));
                 unit.objects = r.objects;
-                for (path, stream) in sources.added() {
+                for (path, stream) in added {
                     files.push(SourceFile {
                         name: display_path(&path),
                         input: Input::File(path),
@@ -463,7 +559,7 @@ pub fn render_components(
                         role: FileRole::Support,
                     });
                 }
-                unit.files = r.files.iter().filter_map(|p| sources.index_of(p)).collect();
+                unit.files = r.files.iter().filter_map(|p| index.index_of(p)).collect();
                 // Linted through this render, not on their own.
                 for &i in &unit.files {
                     if let Some(file) = files.get_mut(i).filter(|f| f.role == FileRole::Plain) {
@@ -492,7 +588,7 @@ pub fn build(
     settings: &RenderSettings,
     errors: &mut Vec<InputError>,
 ) -> Vec<RenderUnit> {
-    let sources = RunSources::new(files, HashMap::new(), settings.boundary.clone());
+    let sources = RunSources::new(&*files, settings.boundary.clone());
     let mut rendered = Vec::new();
     let mut failed = Vec::new();
     let mut failed_roots = Vec::new();
@@ -547,7 +643,8 @@ pub fn build(
             }
         }
     }
-    for (path, stream) in sources.added() {
+    let (added, index) = sources.finish();
+    for (path, stream) in added {
         files.push(SourceFile {
             name: display_path(&path),
             input: Input::File(path),
@@ -555,8 +652,8 @@ pub fn build(
             role: FileRole::Support,
         });
     }
-    errors.extend(failed.iter().map(|e| render_error(e, &sources, files)));
-    let index_of = |p: &Path| sources.index_of(p);
+    errors.extend(failed.iter().map(|e| render_error(e, &index, files)));
+    let index_of = |p: &Path| index.index_of(p);
     let wanted: BTreeSet<usize> = explicit.iter().filter_map(|p| index_of(p)).collect();
     let mut units: Vec<RenderUnit> = rendered
         .into_iter()
@@ -642,10 +739,10 @@ fn patch_files(root: &Path) -> Vec<PathBuf> {
 /// A render error placed in its file.
 fn render_error(
     e: &kustomize::RenderError,
-    sources: &RunSources,
+    index: &SourceIndex,
     files: &[SourceFile],
 ) -> InputError {
-    let index = sources.index_of(&e.file).filter(|&i| i < files.len());
+    let index = index.index_of(&e.file).filter(|&i| i < files.len());
     let at = index.zip(e.span.map(|s| s.start()));
     let (line, column) = match at {
         Some((i, offset)) => files[i].stream.line_col(offset),

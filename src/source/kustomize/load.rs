@@ -268,9 +268,7 @@ impl Ctx<'_> {
         if let Some(b) = &self.options.boundary {
             let b = normalize(b);
             // Symlinks followed: `link.yaml -> ../../outside/x.yaml` is outside.
-            if let Err(refused @ crate::source::repo::Refused::Outside { .. }) =
-                crate::source::repo::resolve_inside(path, Some(&b))
-            {
+            if let Some(refused) = self.sources.outside(path, &b) {
                 return Err(RenderError::new(
                     RenderErrorKind::LoadRestrictor,
                     from,

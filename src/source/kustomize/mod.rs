@@ -144,6 +144,20 @@ pub trait Sources: Sync {
     fn load(&self, path: &Path) -> std::io::Result<Arc<Stream>>;
     fn is_dir(&self, path: &Path) -> bool;
     fn is_file(&self, path: &Path) -> bool;
+    /// Why `path`, symlinks followed, is outside `boundary`, if it is. Asked for every file a
+    /// render reads: sources shared by many renders remember the answers.
+    fn outside(&self, path: &Path, boundary: &Path) -> Option<String> {
+        outside_boundary(path, boundary)
+    }
+}
+
+/// Why `path`, symlinks followed, is outside `boundary`, if it is (a path that cannot be
+/// resolved is not: reading it fails on its own).
+pub fn outside_boundary(path: &Path, boundary: &Path) -> Option<String> {
+    match crate::source::repo::resolve_inside(path, Some(boundary)) {
+        Err(refused @ crate::source::repo::Refused::Outside { .. }) => Some(refused.to_string()),
+        _ => None,
+    }
 }
 
 /// Reads the real filesystem and caches what it read; the i-th file loaded gets
