@@ -236,6 +236,11 @@ impl Linter {
             &self.config.clusters,
             &mut notes,
         );
+        for &i in &placement.rendered {
+            if let Some(file) = files.get_mut(i) {
+                file.role = FileRole::Rendered;
+            }
+        }
         units::render_components(&mut units, &mut files, &self.render, &mut notes);
         // Declarations are read even when the repository holds no chart or there is no engine:
         // a HelmRelease whose chart is elsewhere is then named in a note.

@@ -67,6 +67,9 @@ pub struct Placement {
     deployments: Vec<Deployment>,
     /// The config's clusters with their paths, resolved.
     config: Vec<(String, Vec<PathBuf>)>,
+    /// Plain manifests linted through the render of their folder as Flux builds it (see
+    /// `generated_units`), not as written.
+    pub rendered: BTreeSet<usize>,
 }
 
 impl Placement {
@@ -169,9 +172,14 @@ pub fn place(
         placement.clusters.extend(d.cluster.clone());
     }
 
+    // Plain manifests a Flux Kustomization applies with transforms: rendered as Flux builds
+    // their folder, one unit per deployment, and linted through it.
+    let generated = generated_units(files, &mut deployments, &config, root.as_deref(), notes);
+    placement.rendered = generated.iter().flat_map(|u| u.files.clone()).collect();
+
     // Plain files: every cluster whose applied folder holds them, and the config's paths.
     for (i, file) in files.iter().enumerate() {
-        if file.role != crate::source::file::FileRole::Plain {
+        if file.role != crate::source::file::FileRole::Plain || placement.rendered.contains(&i) {
             continue;
         }
         let Some(path) = path_of(i) else { continue };
@@ -189,16 +197,6 @@ pub fn place(
                     placement
                         .file_namespaces
                         .insert((i, d.cluster.clone()), ns.clone());
-                }
-                let only_namespace = PostRender {
-                    default_namespace: None,
-                    ..(*d.post).clone()
-                };
-                if !only_namespace.is_empty() {
-                    notes.push(format!(
-                        "{}: {} applies it with a target namespace, name prefix or substitution gpulint applies to Kustomize roots only; linted as written",
-                        file.name, d.by
-                    ));
                 }
             }
         }
@@ -258,9 +256,106 @@ pub fn place(
         }
     }
 
+    placed.extend(generated);
     placement.deployments = deployments;
     placement.config = config;
     (placed, placement)
+}
+
+/// Flux generates a kustomization for a folder that has none, listing every manifest in its
+/// tree, and builds it with the Kustomization's transforms (target namespace, name prefix,
+/// substitution, patches). Where a deployment transforms a folder's plain manifests, each
+/// deployment of them gets a unit of that render (`units::render_generated`), so they are
+/// judged, totalled and fixed as their cluster runs them, not as written. The deployments'
+/// `post` then names the manifests, for the fixer's renders.
+fn generated_units(
+    files: &[SourceFile],
+    deployments: &mut [Deployment],
+    config: &[(String, Vec<PathBuf>)],
+    repo_root: Option<&Path>,
+    notes: &mut Vec<String>,
+) -> Vec<RenderUnit> {
+    let transforms = |d: &Deployment| {
+        d.folder.whole_tree
+            && !PostRender {
+                default_namespace: None,
+                ..(*d.post).clone()
+            }
+            .is_empty()
+    };
+    if !deployments.iter().any(transforms) {
+        return Vec::new();
+    }
+    // Plain manifests a transforming deployment applies (the config's paths name clusters of
+    // their own, without transforms).
+    let manifests: Vec<(usize, PathBuf)> = files
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| f.role == crate::source::file::FileRole::Plain)
+        .filter_map(|(i, f)| Some((i, file_path(files, i)?, f)))
+        .filter(|(_, path, _)| {
+            !config
+                .iter()
+                .any(|(_, ps)| ps.iter().any(|p| path.starts_with(p)))
+        })
+        .filter(|(_, path, _)| {
+            deployments
+                .iter()
+                .any(|d| transforms(d) && covers_plain(d, path))
+        })
+        .filter(|(_, path, f)| crate::source::kustomize::is_manifest(&f.stream, path))
+        .map(|(i, path, _)| (i, path))
+        .collect();
+    let sources = crate::source::units::RunSources::new(files, repo_root.map(Path::to_path_buf));
+    let mut units = Vec::new();
+    for d in deployments.iter_mut() {
+        let (indices, paths): (Vec<usize>, Vec<PathBuf>) = manifests
+            .iter()
+            .filter(|(_, path)| covers_plain(d, path))
+            .cloned()
+            .unzip();
+        let Some(&home) = indices.first() else {
+            continue;
+        };
+        d.post = Arc::new(PostRender {
+            generated: paths,
+            ..(*d.post).clone()
+        });
+        let mut rendered = match crate::source::units::render_root_for(
+            &d.folder.path,
+            &d.post,
+            &sources,
+            &Default::default(),
+        ) {
+            Ok(r) => r,
+            Err(e) => {
+                notes.push(format!(
+                    "{}: its folder does not render ({e}); its manifests are linted as written",
+                    d.by
+                ));
+                continue;
+            }
+        };
+        if let Some(why) = d.post.overlay_error(&rendered.objects) {
+            notes.push(format!(
+                "{}: its patches do not apply to its folder's manifests ({why}); linted without them",
+                d.by
+            ));
+        }
+        let substituted = d.post.apply(&mut rendered.objects);
+        units.push(RenderUnit {
+            name: display_path(&d.folder.path),
+            dir: d.folder.path.clone(),
+            home,
+            objects: rendered.objects,
+            files: indices,
+            bases: Vec::new(),
+            cluster: d.cluster.clone(),
+            post: d.post.clone(),
+            substituted: Arc::new(substituted),
+        });
+    }
+    units
 }
 
 impl Placement {
@@ -895,6 +990,7 @@ fn flux_deployments(
             name_suffix: tagged(&["spec", "nameSuffix"]),
             substitute,
             components,
+            generated: Vec::new(),
         };
         out.push(Deployment {
             cluster: clusters[i].clone(),

@@ -61,6 +61,9 @@ pub struct PostRender {
     /// `spec.components`, paths relative to the root), as written in the declaring file. Unlike
     /// the rest, they change the render itself: see [`render_root_for`].
     pub components: Vec<Node>,
+    /// For a folder without a kustomization of its own: the manifests Flux's generated
+    /// kustomization lists (absolute), rendered as its root ([`kustomize::render_generated`]).
+    pub generated: Vec<PathBuf>,
 }
 
 /// An applier's patches and image rewrites, and the file that writes them.
@@ -455,6 +458,9 @@ pub fn render_root_for(
     sources: &dyn Sources,
     settings: &RenderSettings,
 ) -> Result<kustomize::Rendered, kustomize::RenderError> {
+    if !post.generated.is_empty() && kustomize::kustomization_file(dir).is_none() {
+        return kustomize::render_generated(dir, &post.generated, sources);
+    }
     render_root(dir, &applier_sources(dir, post, sources), settings)
 }
 

@@ -1514,3 +1514,100 @@ fn a_base_folder_is_linted_through_the_clusters_that_read_it() {
         "{diff}\n{stderr}"
     );
 }
+
+/// A folder without a kustomization that Flux Kustomizations apply with transforms (issue 23):
+/// kustomize-controller generates the folder's kustomization, so the manifests run with each
+/// Kustomization's target namespace, name prefix and substitution. gpulint renders the folder
+/// so, once per cluster: the inventory counts each cluster's GPUs under its own name and
+/// namespace, no `${…}` placeholder is left for GPU005, and a fix is written in the manifest
+/// (verified by rendering the folder again) when every cluster gets the same value.
+#[test]
+fn a_plain_folder_flux_applies_with_transforms_is_linted_as_each_cluster_builds_it() {
+    let (_tmp, root) = fixture();
+    let job = "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: eval\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n        - name: eval\n          image: ghcr.io/example/eval:1.0\n          resources:\n            requests:\n              cpu: \"4\"\n              memory: 16Gi\n            limits:\n              cpu: \"4\"\n              memory: 32Gi\n              nvidia.com/gpu: \"${EVAL_GPUS}\"\n";
+    let flux = |cluster: &str, gpus: &str| {
+        format!("apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: batch\n  namespace: flux-system\nspec:\n  interval: 10m\n  path: ./apps/batch\n  prune: true\n  sourceRef:\n    kind: GitRepository\n    name: flux-system\n  targetNamespace: ml-batch\n  namePrefix: {cluster}-\n  postBuild:\n    substitute:\n      EVAL_GPUS: \"{gpus}\"\n")
+    };
+    write_files(
+        &root,
+        &[
+            ("apps/batch/eval/job.yaml", job),
+            ("clusters/prod/batch.yaml", &flux("prod", "4")),
+            ("clusters/staging/batch.yaml", &flux("staging", "1")),
+        ],
+    );
+    let (code, stdout, stderr) =
+        output(
+            gpulint()
+                .current_dir(&root)
+                .args(["inventory", ".", "--format", "json"]),
+        );
+    assert_eq!(code, 0, "{stderr}");
+    let inv: Value = serde_json::from_str(&stdout).expect("inventory JSON");
+    let eval: Vec<(String, String, String, i64)> = inv["workloads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w["name"].as_str().is_some_and(|n| n.ends_with("eval")))
+        .map(|w| {
+            let s = |v: &Value| v.as_str().unwrap_or("-").to_string();
+            (
+                s(&w["cluster"]),
+                s(&w["namespace"]),
+                s(&w["name"]),
+                w["gpus"].as_i64().unwrap_or(-1),
+            )
+        })
+        .collect();
+    let row = |c: &str, n: &str, g| (c.to_string(), "ml-batch".to_string(), n.to_string(), g);
+    assert_eq!(
+        eval,
+        [
+            row("prod", "prod-eval", 4),
+            row("staging", "staging-eval", 1)
+        ],
+        "{stderr}"
+    );
+    assert!(!stderr.contains("linted as written"), "{stderr}");
+    let (_, report, stderr) = lint_json(&root, &["."]);
+    let eval_findings: Vec<(String, String, String)> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["file"] == "apps/batch/eval/job.yaml")
+        .map(|f| {
+            let s = |v: &Value| v.as_str().unwrap_or("-").to_string();
+            (s(&f["rule"]), s(&f["cluster"]), s(&f["object"]["name"]))
+        })
+        .collect();
+    // The memory request below its limit, in each cluster's render; no placeholder finding.
+    assert!(
+        eval_findings.contains(&("QOS002".into(), "prod".into(), "prod-eval".into())),
+        "{eval_findings:?}\n{stderr}"
+    );
+    assert!(
+        eval_findings.contains(&("QOS002".into(), "staging".into(), "staging-eval".into())),
+        "{eval_findings:?}"
+    );
+    assert!(
+        !eval_findings.iter().any(|(rule, _, _)| rule == "GPU005"),
+        "{eval_findings:?}"
+    );
+    // The request is set to the limit in the manifest: the same value for both clusters.
+    let (_, _, stderr) = output(gpulint().current_dir(&root).args([".", "--fix"]));
+    let fixed = std::fs::read_to_string(root.join("apps/batch/eval/job.yaml")).unwrap();
+    assert!(
+        fixed.contains("requests:\n              cpu: \"4\"\n              memory: 32Gi"),
+        "{fixed}\n{stderr}"
+    );
+    assert!(fixed.contains("${EVAL_GPUS}"), "{fixed}");
+    let (_, report, _) = lint_json(&root, &["."]);
+    assert!(
+        !report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["file"] == "apps/batch/eval/job.yaml" && f["rule"] == "QOS002"),
+        "{report}"
+    );
+}

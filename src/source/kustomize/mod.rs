@@ -310,6 +310,45 @@ pub fn render(
     load::render(dir, sources, options)
 }
 
+/// A folder without a kustomization of its own, as Flux builds it: kustomize-controller
+/// generates a kustomization listing every Kubernetes manifest in the folder's tree
+/// (`manifests`, absolute, see [`is_manifest`]) and renders it; the Kustomization's own
+/// transforms come after, as for any root.
+pub fn render_generated(
+    dir: &Path,
+    manifests: &[PathBuf],
+    sources: &dyn Sources,
+) -> Result<Rendered, RenderError> {
+    let mut objects = Vec::new();
+    for path in manifests {
+        let stream = sources.load(path).map_err(|e| {
+            RenderError::new(
+                RenderErrorKind::Io,
+                path,
+                None,
+                format!("cannot read it: {e}"),
+            )
+        })?;
+        objects.extend(
+            load::resources_of(&stream, path)?
+                .into_iter()
+                .map(|r| r.node),
+        );
+    }
+    Ok(Rendered {
+        dir: dir.to_path_buf(),
+        kustomization: dir.join(KUSTOMIZATION_FILE_NAMES[0]),
+        objects,
+        files: manifests.to_vec(),
+        kustomizations: Vec::new(),
+    })
+}
+
+/// Whether Flux's generated kustomization lists this file: it holds Kubernetes objects only.
+pub fn is_manifest(stream: &Stream, path: &Path) -> bool {
+    !stream.documents.is_empty() && load::resources_of(stream, path).is_ok()
+}
+
 /// The namespace and name transforms of a kustomization, applied on top of objects already
 /// rendered: what an applier adds to a root's own kustomization (Flux's `targetNamespace`,
 /// `namePrefix` and `nameSuffix`), with name references (a pod's ConfigMap, a claim template)
