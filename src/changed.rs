@@ -385,8 +385,14 @@ pub fn scope(
             }
         }
     }
-    // Files deleted since REF: what they declared may be read by any cluster.
-    if deleted_facts(&repo, &tree) {
+    // Files deleted since REF: what they declared may be read by any cluster. Asked only when
+    // a finding reads such objects (the diff walks the whole work tree: most of a named file's
+    // run in a monorepo).
+    let reads_facts = run
+        .findings
+        .iter()
+        .any(|f| crate::rules::reads_repo_facts(f.rule.rule));
+    if reads_facts && deleted_facts(&repo, &tree) {
         facts_changed.insert(None);
     }
     let sources = TreeSources {

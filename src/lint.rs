@@ -75,6 +75,9 @@ pub struct Run {
     /// Findings were narrowed to a scope (named files, `--changed-since`): `--fix` writes the
     /// fixes of those only.
     pub narrowed: bool,
+    /// What Kustomize roots read, when named files made the run build it: the fix plan asks
+    /// it again instead of reading every kustomization of the repository a second time.
+    pub readers: Option<Arc<crate::source::kustomize::ReadersIndex>>,
 }
 
 impl Run {
@@ -321,6 +324,7 @@ impl Linter {
             placement,
             context,
             named: Vec::new(),
+            readers: found.readers,
         }
     }
 
@@ -607,6 +611,7 @@ impl Linter {
             placement,
             context,
             named,
+            readers,
         } = loaded;
         if let Some(usage) = &self.usage {
             usage.several_clusters.set(placement.several());
@@ -662,6 +667,7 @@ impl Linter {
             placement,
             named,
             narrowed: false,
+            readers,
         }
     }
 
@@ -1091,6 +1097,8 @@ pub struct Loaded {
     pub context: Option<Box<Loaded>>,
     /// The files a folder no cluster applies was loaded as (`base_folder_files`).
     pub named: Vec<PathBuf>,
+    /// What found the named files' roots (`Discovered::readers`).
+    pub readers: Option<Arc<crate::source::kustomize::ReadersIndex>>,
 }
 
 /// Inputs the repo facts are read from: a run's own, or its context's.

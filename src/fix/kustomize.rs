@@ -29,7 +29,7 @@ use super::plan::{lands_with, place_in, AppliedFix, FileFix, FixPlan, Rejections
 use crate::edit::{apply, apply_change, overlaps, Edit, FieldChange, Fix};
 use crate::lint::{Linter, Run};
 use crate::rules::Finding;
-use crate::source::discover::{discover, Input};
+use crate::source::discover::{readers_index, Input};
 use crate::source::document::{plain, Segment};
 use crate::source::file::{display_path, FileRole, SourceFile};
 use crate::source::kustomize::normalize;
@@ -46,6 +46,7 @@ pub(super) fn repo_readers(
     linter: &Linter,
     run: &Run,
     shared: &SharedFiles,
+    work: &mut super::plan::PlanWork,
 ) -> HashMap<PathBuf, usize> {
     let settings = &linter.render;
     let path = |i: &usize| match &run.files.get(*i)?.input {
@@ -68,12 +69,27 @@ pub(super) fn repo_readers(
             shared.paths.clone(),
             settings.boundary.clone(),
         );
-        let found = discover(std::slice::from_ref(repo), &linter.config, Some(repo));
-        for root in found.roots {
+        // Only the roots whose kustomization files lead to a file this run's renders read are
+        // rendered: a named file's run in a monorepo would otherwise render every root.
+        let read: BTreeSet<PathBuf> = roots
+            .values()
+            .flat_map(|(files, _)| files.iter().cloned())
+            .collect();
+        let read: Vec<PathBuf> = read.into_iter().collect();
+        let built;
+        let index = match &run.readers {
+            Some(index) if index.covers(repo, &read) => index.as_ref(),
+            _ => {
+                built = readers_index(repo, &linter.config, &read);
+                &built
+            }
+        };
+        for root in index.roots_reading(&read) {
             if roots.contains_key(&root) {
                 continue;
             }
             // A root that does not render is not linted either: it cannot be broken further.
+            work.reader_renders += 1;
             let Ok(r) = render_root(&root, &sources, settings) else {
                 continue;
             };

@@ -58,6 +58,9 @@ pub struct FixPlan {
 pub struct PlanWork {
     /// Renders of Kustomize units made to verify their fixes.
     pub kustomize_renders: usize,
+    /// Renders of roots outside the run, made to learn whether another render reads a file a
+    /// fix would edit: only those whose kustomization files lead to the run's files.
+    pub reader_renders: usize,
     /// Times the run's files were shared out for the units' fixes: once per plan, however
     /// many units (per unit, or per render, it made a monorepo's lint 15 times slower).
     pub file_sets: usize,
@@ -439,7 +442,7 @@ pub fn plan(linter: &Linter, run: &Run, unsafe_fixes: bool) -> FixPlan {
         let (files, readers) = shared.get_or_insert_with(|| {
             plan.work.file_sets += 1;
             let files = SharedFiles::of(run);
-            let readers = repo_readers(linter, run, &files);
+            let readers = repo_readers(linter, run, &files, &mut plan.work);
             (files, readers)
         });
         let target = KustomizeTarget::new(linter, run, facts, readers, files, index, unit)

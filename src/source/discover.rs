@@ -3,8 +3,9 @@
 
 use std::collections::{BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use crate::source::kustomize::{normalize, KUSTOMIZATION_FILE_NAMES};
+use crate::source::kustomize::{normalize, ReadersIndex, KUSTOMIZATION_FILE_NAMES};
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Input {
@@ -56,6 +57,9 @@ pub struct Discovered {
     pub errors: Vec<String>,
     /// What the walk skipped and why (symlinks leaving the repository, FIFOs named `*.yaml`).
     pub notes: Vec<String>,
+    /// The index that found the roots of the named files, kept for the fix plan's question of
+    /// which roots read its files (`None`: no file was named).
+    pub readers: Option<Arc<ReadersIndex>>,
 }
 
 fn is_kustomization(path: &Path) -> bool {
@@ -205,6 +209,17 @@ fn git_path(bytes: &[u8]) -> Option<PathBuf> {
     }
 }
 
+/// The index of what the Kustomize roots below `start` read, found without rendering
+/// ([`ReadersIndex::roots_reading`]: never one root too few). Listed from git's index when it
+/// tracks every one of `files` (absolute, normalized), else by a walk (a file git does not
+/// track yet may be read by kustomizations it does not track either).
+pub fn readers_index(start: &Path, config: &dyn Excludes, files: &[PathBuf]) -> ReadersIndex {
+    let (candidates, listed) = tracked_under(start, config)
+        .filter(|(_, tracked)| files.iter().all(|f| tracked.contains(f)))
+        .unwrap_or_else(|| roots_under(start, config));
+    ReadersIndex::build(candidates, listed, start)
+}
+
 /// Files to lint, in a deterministic order (command-line order, then sorted within a folder),
 /// and the Kustomize roots to render. A missing path is an error message; the other inputs are
 /// still returned. `repo_root` is where roots are looked for when files are named one by one.
@@ -345,14 +360,9 @@ pub fn discover(paths: &[PathBuf], config: &dyn Excludes, repo_root: Option<&Pat
         None => Vec::new(),
     };
     if let (Some(start), false) = (start, inside.is_empty() || all_git_ignored(&inside)) {
-        let (candidates, files) = tracked_under(&start, config)
-            // A named file git does not track (a new overlay's patch, before `git add`) may be
-            // read by kustomizations git does not track either: walk.
-            .filter(|(_, tracked)| inside.iter().all(|f| tracked.contains(f)))
-            .unwrap_or_else(|| roots_under(&start, config));
-        // Only the roots whose kustomization files lead to a named file (no render needed).
-        let candidates =
-            crate::source::kustomize::roots_reading(&candidates, &files, &inside, &start);
+        let index = readers_index(&start, config, &inside);
+        let candidates = index.roots_reading(&inside);
+        found.readers = Some(Arc::new(index));
         for root in candidates {
             if !found.roots.contains(&root) {
                 found.conditional.insert(root.clone());

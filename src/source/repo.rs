@@ -7,9 +7,11 @@
 //! FIFO would block a read forever, `/dev/zero` never ends), and never more than
 //! [`MAX_FILE_BYTES`].
 
+use std::collections::HashMap;
 use std::fmt;
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use crate::source::kustomize::normalize;
 
@@ -167,6 +169,51 @@ pub fn names_git(path: &Path) -> bool {
 /// (a worktree's points at the main repository's folder, whose `config` holds the
 /// credential). Outside `root`: whether it names `.git`.
 pub fn in_git(path: &Path, root: &Path) -> bool {
+    in_git_by(path, root, |folder| Arc::new(FolderGit::of(folder)))
+}
+
+/// What [`in_git`] asks of each folder on the way: whether git takes it for a git folder, and
+/// the git folders its `.git` file or symlink names.
+pub struct FolderGit {
+    is_git_dir: bool,
+    names: Vec<PathBuf>,
+}
+
+impl FolderGit {
+    fn of(folder: &Path) -> FolderGit {
+        FolderGit {
+            is_git_dir: is_git_dir(folder),
+            names: git_dirs_named_at(folder),
+        }
+    }
+}
+
+/// [`in_git`] with each folder's answer remembered: the thousands of kustomizations of a
+/// monorepo share a few hundred folders, each asked several system calls.
+#[derive(Default)]
+pub struct GitFolders(Mutex<HashMap<PathBuf, Arc<FolderGit>>>);
+
+impl GitFolders {
+    pub fn in_git(&self, path: &Path, root: &Path) -> bool {
+        in_git_by(path, root, |folder| {
+            if let Some(known) = self.lock().get(folder) {
+                return known.clone();
+            }
+            let answer = Arc::new(FolderGit::of(folder));
+            self.lock().insert(folder.to_path_buf(), answer.clone());
+            answer
+        })
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, Arc<FolderGit>>> {
+        match self.0.lock() {
+            Ok(g) => g,
+            Err(poisoned) => poisoned.into_inner(),
+        }
+    }
+}
+
+fn in_git_by(path: &Path, root: &Path, folder_git: impl Fn(&Path) -> Arc<FolderGit>) -> bool {
     let Ok(below) = path.strip_prefix(root) else {
         return names_git(path);
     };
@@ -176,11 +223,8 @@ pub fn in_git(path: &Path, root: &Path) -> bool {
     let mut folder = root.to_path_buf();
     let mut parts = below.components().peekable();
     loop {
-        if is_git_dir(&folder)
-            || git_dirs_named_at(&folder)
-                .iter()
-                .any(|dir| path.starts_with(dir))
-        {
+        let git = folder_git(&folder);
+        if git.is_git_dir || git.names.iter().any(|dir| path.starts_with(dir)) {
             return true;
         }
         match parts.next() {
@@ -338,6 +382,7 @@ fn read_capped(file: std::fs::File) -> Result<Vec<u8>, Refused> {
 /// kustomizations of a monorepo. Elsewhere, or on a kernel without `openat2`, [`read_file`].
 pub struct Beneath {
     root: PathBuf,
+    git_folders: GitFolders,
     #[cfg(target_os = "linux")]
     fd: Option<rustix::fd::OwnedFd>,
 }
@@ -347,6 +392,7 @@ impl Beneath {
     pub fn open(root: &Path) -> Beneath {
         Beneath {
             root: root.to_path_buf(),
+            git_folders: GitFolders::default(),
             #[cfg(target_os = "linux")]
             fd: {
                 use rustix::fs::{Mode, OFlags};
@@ -360,7 +406,7 @@ impl Beneath {
     /// at most [`MAX_FILE_BYTES`]. `Ok(None)`: there is no such file.
     pub fn read(&self, path: &Path) -> Result<Option<Vec<u8>>, Refused> {
         // Reached through no symlink: the path as written is the real one.
-        if in_git(&normalize(path), &self.root) {
+        if self.git_folders.in_git(&normalize(path), &self.root) {
             return Err(Refused::InGit);
         }
         #[cfg(target_os = "linux")]

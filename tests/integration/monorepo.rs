@@ -277,7 +277,29 @@ fn planning_fixes_shares_the_files_once_and_renders_each_overlay_once() {
         plan.work,
         gpulint::fix::plan::PlanWork {
             kustomize_renders: 20,
+            reader_renders: 0,
             file_sets: 1,
         }
     );
+}
+
+/// pre-commit naming one overlay's patch: to learn whether another render reads a file its
+/// fix would edit, the plan renders only the roots whose kustomization files lead to the
+/// overlay's files (the other overlay over its base, and the base), not the repository's 29
+/// other roots.
+#[test]
+fn a_named_files_fix_plan_renders_only_the_roots_that_may_read_its_files() {
+    use gpulint::lint::{Linter, Selection};
+    use gpulint::source::units::RenderSettings;
+    let (_tmp, root) = monorepo();
+    let mut linter = Linter::new(Config::default(), Selection::default());
+    linter.render = RenderSettings {
+        boundary: Some(root.clone()),
+        ..RenderSettings::default()
+    };
+    let run = linter.run(&[root.join("apps/app7/overlays/prod/patch.yaml")]);
+    let plan = gpulint::fix::plan::plan(&linter, &run, false);
+    assert_eq!(plan.files.len(), 1, "the named overlay's patch is fixed");
+    // Overlay i reads base i % 10: app17's overlay and base7 itself.
+    assert_eq!(plan.work.reader_renders, 2, "{:?}", plan.work);
 }

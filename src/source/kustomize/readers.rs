@@ -35,46 +35,91 @@ struct Reads {
     unknown: bool,
 }
 
-/// The roots among `candidates` (absolute, normalized kustomization folders) whose render may
-/// read one of `named` (absolute, normalized files). `files` are the files the listing that
-/// found the candidates saw (the walk, or git's index: a path among them is no folder).
-/// Folders outside `boundary` are not read (the renderer refuses them too).
+/// What the kustomization folders of a listing read, built once: a run asks it for the named
+/// files' roots, and its fix plan for the roots reading its renders' files.
+pub struct ReadersIndex {
+    candidates: Vec<PathBuf>,
+    /// The files the listing saw.
+    listed: HashSet<PathBuf>,
+    /// Where the listing started (the boundary).
+    start: PathBuf,
+    /// `None`: too many to index, every candidate is kept.
+    graph: Option<HashMap<PathBuf, Reads>>,
+}
+
+impl ReadersIndex {
+    /// The index of `candidates` (absolute, normalized kustomization folders). `files` are the
+    /// files the listing that found the candidates saw (the walk, or git's index: a path among
+    /// them is no folder). Folders outside `boundary` are not read (the renderer refuses them).
+    pub fn build(candidates: Vec<PathBuf>, files: HashSet<PathBuf>, boundary: &Path) -> Self {
+        let graph = index(&candidates, &files, boundary);
+        ReadersIndex {
+            candidates,
+            listed: files,
+            start: boundary.to_path_buf(),
+            graph,
+        }
+    }
+
+    /// Whether it answers for `files` below `start`: listed from there, and every one listed.
+    pub fn covers(&self, start: &Path, files: &[PathBuf]) -> bool {
+        self.start == start && files.iter().all(|f| self.listed.contains(f))
+    }
+
+    /// The candidates whose render may read one of `named` (absolute, normalized files).
+    pub fn roots_reading(&self, named: &[PathBuf]) -> Vec<PathBuf> {
+        let Some(graph) = &self.graph else {
+            return self.candidates.clone();
+        };
+        let named: HashSet<&Path> = named.iter().map(PathBuf::as_path).collect();
+        // Folders read by each folder, backwards.
+        let mut read_by: HashMap<&Path, Vec<&Path>> = HashMap::new();
+        for (dir, reads) in graph {
+            for folder in &reads.folders {
+                read_by
+                    .entry(folder.as_path())
+                    .or_default()
+                    .push(dir.as_path());
+            }
+        }
+        let mut reaching: HashSet<&Path> = HashSet::new();
+        let mut todo: Vec<&Path> = graph
+            .iter()
+            .filter(|(_, r)| r.unknown || r.files.iter().any(|f| named.contains(f.as_path())))
+            .map(|(dir, _)| dir.as_path())
+            .collect();
+        while let Some(dir) = todo.pop() {
+            if reaching.insert(dir) {
+                todo.extend(read_by.get(dir).into_iter().flatten().copied());
+            }
+        }
+        self.candidates
+            .iter()
+            .filter(|c| reaching.contains(c.as_path()))
+            .cloned()
+            .collect()
+    }
+}
+
+impl std::fmt::Debug for ReadersIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ReadersIndex")
+            .field("start", &self.start)
+            .field("candidates", &self.candidates.len())
+            .field("indexed", &self.graph.as_ref().map(HashMap::len))
+            .finish()
+    }
+}
+
+/// The roots among `candidates` whose render may read one of `named`: [`ReadersIndex`] built
+/// and asked once.
 pub fn roots_reading(
     candidates: &[PathBuf],
     files: &HashSet<PathBuf>,
     named: &[PathBuf],
     boundary: &Path,
 ) -> Vec<PathBuf> {
-    let Some(graph) = index(candidates, files, boundary) else {
-        return candidates.to_vec();
-    };
-    let named: HashSet<&Path> = named.iter().map(PathBuf::as_path).collect();
-    // Folders read by each folder, backwards.
-    let mut read_by: HashMap<&Path, Vec<&Path>> = HashMap::new();
-    for (dir, reads) in &graph {
-        for folder in &reads.folders {
-            read_by
-                .entry(folder.as_path())
-                .or_default()
-                .push(dir.as_path());
-        }
-    }
-    let mut reaching: HashSet<&Path> = HashSet::new();
-    let mut todo: Vec<&Path> = graph
-        .iter()
-        .filter(|(_, r)| r.unknown || r.files.iter().any(|f| named.contains(f.as_path())))
-        .map(|(dir, _)| dir.as_path())
-        .collect();
-    while let Some(dir) = todo.pop() {
-        if reaching.insert(dir) {
-            todo.extend(read_by.get(dir).into_iter().flatten().copied());
-        }
-    }
-    candidates
-        .iter()
-        .filter(|c| reaching.contains(c.as_path()))
-        .cloned()
-        .collect()
+    ReadersIndex::build(candidates.to_vec(), files.clone(), boundary).roots_reading(named)
 }
 
 /// What every folder reachable from `candidates` reads; `None` when there are too many.
