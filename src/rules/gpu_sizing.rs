@@ -384,11 +384,20 @@ fn check_mig(
     if uses_mig(c) || whole_gpus(c) != Some(1) || usage.gpu_count.is_some_and(|n| n > 1) {
         return;
     }
-    let (Some(model), Some(p99)) = (
-        usage.gpu_model.as_deref(),
-        usage.gpu_memory_bytes.and_then(|g| g.p99),
-    ) else {
+    let Some(p99) = usage.gpu_memory_bytes.and_then(|g| g.p99) else {
         return;
+    };
+    // The GPU it ran on as measured (DCGM's modelName), else the one GPU the pod can land on
+    // (the resolver every GPU rule uses: its node selector, instance type, Kueue flavor). A
+    // choice of several is no answer here: their MIG profiles differ.
+    let landed = match &usage.gpu_model {
+        Some(_) => None,
+        None => super::model_fit::landing(cx, w, c).filter(|l| l.others.is_empty()),
+    };
+    let (model, model_from) = match (&usage.gpu_model, &landed) {
+        (Some(m), _) => (m.as_str(), String::new()),
+        (None, Some(l)) => (l.gpu.name.as_str(), format!(" (from {})", l.from)),
+        (None, None) => return,
     };
     // An engine's framebuffer is its reservation: without KV-cache measurements, no advice.
     let kv = usage.kv_cache_usage.and_then(|k| k.p99);
@@ -468,7 +477,7 @@ fn check_mig(
                 .or(c.resources.requests.get(WHOLE_GPU))
                 .map_or_else(|| super::container_anchor(c), |q| q.key.span),
             format!(
-                "{who} holds a whole {} but {uses}{engine_note}: MIG {profile} fits and frees {} of the GPU; {change}",
+                "{who} holds a whole {}{model_from} but {uses}{engine_note}: MIG {profile} fits and frees {} of the GPU; {change}",
                 fit.model.name, fit.frees
             ),
             format!("fits MIG {profile}"),
@@ -565,6 +574,48 @@ mod tests {
             fix.as_deref(),
             Some("rename nvidia.com/gpu -> nvidia.com/mig-1g.10gb")
         );
+    }
+
+    /// Without DCGM's modelName in the measurements, the GPU is the one the pod's node
+    /// selector lands it on (the resolver FIT002 uses), named in the message; a selector that
+    /// leaves a choice of GPUs gives no advice (their profiles differ).
+    #[test]
+    fn without_a_measured_model_the_gpu_comes_from_the_node_selector() {
+        let unmodelled = Usage {
+            gpu_model: None,
+            ..h100(8.0, Some(0.1), None)
+        };
+        let selected = |selector: &str| {
+            one_gpu(
+                "embed",
+                "ghcr.io/example/embedder:1",
+                "[serve]",
+                "nvidia.com/gpu: 1",
+            )
+            .replace(
+                "      containers:\n",
+                &format!("      nodeSelector: {{{selector}}}\n      containers:\n"),
+            )
+        };
+        let text = selected("nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3");
+        let hits = measured(&text, "embed", unmodelled.clone(), &Policy::default());
+        assert_eq!(hits.len(), 1, "{hits:?}");
+        assert!(
+            hits[0].2.contains(
+                "holds a whole H100 80GB (from nodeSelector nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3) but"
+            ),
+            "{}",
+            hits[0].2
+        );
+        assert!(hits[0].2.contains("MIG 1g.10gb fits"), "{}", hits[0].2);
+        // No selector: nothing tells the GPU.
+        let bare = one_gpu(
+            "embed",
+            "ghcr.io/example/embedder:1",
+            "[serve]",
+            "nvidia.com/gpu: 1",
+        );
+        assert!(measured(&bare, "embed", unmodelled, &Policy::default()).is_empty());
     }
 
     #[test]
