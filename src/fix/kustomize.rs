@@ -13,6 +13,7 @@
 //! that clash in one round (two insertions in one mapping) or that a fix uncovers land too.
 //! The patch texts themselves are `overlay_patch.rs`.
 
+use std::cell::{Cell, OnceCell, RefCell};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -38,85 +39,138 @@ use crate::source::units::{
 };
 use crate::source::yaml::{Node, Stream};
 
-/// How many renders in the repository read each file (by normalized path): this run's and
-/// those of every other root of the repository, so a base that an overlay not linted in this
-/// run uses (`gpulint overlays/prod`, pre-commit's file arguments) is not edited for one overlay.
-/// A root used as a base by another is read through it, not counted on its own.
-pub(super) fn repo_readers(
-    linter: &Linter,
-    run: &Run,
-    shared: &SharedFiles,
-    work: &mut super::plan::PlanWork,
-) -> HashMap<PathBuf, usize> {
-    let settings = &linter.render;
-    let path = |i: &usize| match &run.files.get(*i)?.input {
-        Input::File(p) => Some(normalize(p)),
-        Input::Stdin => None,
-    };
-    // Root folder -> (files read, kustomization folders of its bases).
-    let mut roots: BTreeMap<PathBuf, (Vec<PathBuf>, Vec<PathBuf>)> = run
-        .units
-        .iter()
-        .map(|u| {
-            let files = u.files.iter().filter_map(path).collect();
-            (u.dir.clone(), (files, u.bases.clone()))
-        })
-        .collect();
-    let ours: BTreeSet<PathBuf> = roots.keys().cloned().collect();
-    if let Some(repo) = &settings.boundary {
+/// How many renders in the repository read a file: this run's and those of every other root
+/// of the repository, so a base that an overlay not linted in this run uses (`gpulint
+/// overlays/prod`, pre-commit's file arguments) is not edited for one overlay. A root used as a
+/// base by another is read through it, not counted on its own. Asked only for the files a fix
+/// would edit in place, and answered by rendering only the roots outside the run whose
+/// kustomization files may lead to that file (`ReadersIndex`): a named file's run in a
+/// monorepo would otherwise render every root.
+pub(super) struct RepoReaders<'r> {
+    linter: &'r Linter,
+    run: &'r Run,
+    /// The run's roots.
+    ours: BTreeSet<PathBuf>,
+    /// The roots known: the run's, and those rendered so far.
+    known: RefCell<Known>,
+    /// What the run's renders read, for the index built when the run has none that covers it.
+    read: Vec<PathBuf>,
+    index: OnceCell<Option<crate::source::kustomize::ReadersIndex>>,
+    counts: RefCell<HashMap<PathBuf, usize>>,
+    /// Roots outside the run rendered (`PlanWork::reader_renders`).
+    pub(super) renders: Cell<usize>,
+}
+
+/// Roots whose reads are known (a root that does not render reads nothing that can break).
+#[derive(Default)]
+struct Known {
+    roots: BTreeSet<PathBuf>,
+    /// The roots reading each file.
+    readers: HashMap<PathBuf, Vec<PathBuf>>,
+    /// Kustomization folders some known root uses as a base: read through that root.
+    bases: BTreeSet<PathBuf>,
+}
+
+impl Known {
+    fn add(&mut self, root: PathBuf, files: Vec<PathBuf>, bases: Vec<PathBuf>) {
+        for f in files {
+            self.readers.entry(f).or_default().push(root.clone());
+        }
+        self.bases.extend(bases);
+        self.roots.insert(root);
+    }
+}
+
+impl<'r> RepoReaders<'r> {
+    pub(super) fn of(linter: &'r Linter, run: &'r Run) -> RepoReaders<'r> {
+        let path = |i: &usize| match &run.files.get(*i)?.input {
+            Input::File(p) => Some(normalize(p)),
+            Input::Stdin => None,
+        };
+        let mut known = Known::default();
+        let mut read = BTreeSet::new();
+        for u in &run.units {
+            if known.roots.contains(&u.dir) {
+                continue;
+            }
+            let files: Vec<PathBuf> = u.files.iter().filter_map(path).collect();
+            read.extend(files.iter().cloned());
+            known.add(u.dir.clone(), files, u.bases.clone());
+        }
+        RepoReaders {
+            linter,
+            run,
+            ours: known.roots.clone(),
+            known: RefCell::new(known),
+            read: read.into_iter().collect(),
+            index: OnceCell::new(),
+            counts: RefCell::default(),
+            renders: Cell::new(0),
+        }
+    }
+
+    /// The renders reading `file` (absolute, normalized).
+    fn count(&self, file: &Path, shared: &SharedFiles) -> usize {
+        if let Some(&n) = self.counts.borrow().get(file) {
+            return n;
+        }
+        self.render_roots_reading(file, shared);
+        let known = self.known.borrow();
+        let n = known.readers.get(file).map_or(0, |roots| {
+            roots
+                .iter()
+                .filter(|dir| !known.bases.contains(*dir) || self.ours.contains(*dir))
+                .count()
+        });
+        self.counts.borrow_mut().insert(file.to_path_buf(), n);
+        n
+    }
+
+    /// Renders the roots outside the run that may read `file` (a root reading it through a
+    /// base that is also a root: both, so the base is known as one).
+    fn render_roots_reading(&self, file: &Path, shared: &SharedFiles) {
+        let settings = &self.linter.render;
+        let Some(repo) = &settings.boundary else {
+            return;
+        };
+        let index = self.index.get_or_init(|| match &self.run.readers {
+            Some(index) if index.covers(repo, &self.read) => None,
+            _ => Some(readers_index(repo, &self.linter.config, &self.read)),
+        });
+        let index = match (index, &self.run.readers) {
+            (Some(built), _) => built,
+            (None, Some(kept)) => kept.as_ref(),
+            (None, None) => return,
+        };
+        let outside: Vec<PathBuf> = index
+            .roots_reading(&[file.to_path_buf()])
+            .into_iter()
+            .filter(|root| !self.known.borrow().roots.contains(root))
+            .collect();
+        if outside.is_empty() {
+            return;
+        }
         let sources = RunSources::with_paths(
             &shared.files,
             shared.paths.clone(),
             settings.boundary.clone(),
         );
-        // Only the roots whose kustomization files lead to a file this run's renders read are
-        // rendered: a named file's run in a monorepo would otherwise render every root.
-        let read: BTreeSet<PathBuf> = roots
-            .values()
-            .flat_map(|(files, _)| files.iter().cloned())
-            .collect();
-        let read: Vec<PathBuf> = read.into_iter().collect();
-        let built;
-        let index = match &run.readers {
-            Some(index) if index.covers(repo, &read) => index.as_ref(),
-            _ => {
-                built = readers_index(repo, &linter.config, &read);
-                &built
-            }
-        };
-        for root in index.roots_reading(&read) {
-            if roots.contains_key(&root) {
-                continue;
-            }
-            // A root that does not render is not linted either: it cannot be broken further.
-            work.reader_renders += 1;
-            let Ok(r) = render_root(&root, &sources, settings) else {
-                continue;
+        for root in outside {
+            self.renders.set(self.renders.get() + 1);
+            let (files, bases) = match render_root(&root, &sources, settings) {
+                Ok(r) => (
+                    r.files.iter().map(|p| normalize(p)).collect(),
+                    r.kustomizations
+                        .iter()
+                        .filter(|k| **k != r.kustomization)
+                        .filter_map(|k| k.parent().map(normalize))
+                        .collect(),
+                ),
+                Err(_) => (Vec::new(), Vec::new()),
             };
-            let bases = r
-                .kustomizations
-                .iter()
-                .filter(|k| **k != r.kustomization)
-                .filter_map(|k| k.parent().map(normalize))
-                .collect();
-            let files = r.files.iter().map(|p| normalize(p)).collect();
-            roots.insert(root, (files, bases));
+            self.known.borrow_mut().add(root, files, bases);
         }
     }
-    let used_as_base: BTreeSet<PathBuf> = roots
-        .values()
-        .flat_map(|(_, bases)| bases.iter().cloned())
-        .collect();
-    let mut readers: HashMap<PathBuf, usize> = HashMap::new();
-    for (dir, (files, _)) in &roots {
-        if used_as_base.contains(dir) && !ours.contains(dir) {
-            continue;
-        }
-        for f in files {
-            *readers.entry(f.clone()).or_default() += 1;
-        }
-    }
-    readers
 }
 
 /// What every unit's fixes start from, built once per plan (per unit, or per attempt, it made
@@ -182,8 +236,9 @@ pub(super) struct KustomizeTarget<'r> {
     linter: &'r Linter,
     run: &'r Run,
     facts: &'r crate::lint::Facts,
-    /// Renders of the repository reading each file (see `repo_readers`).
-    readers: &'r HashMap<PathBuf, usize>,
+    /// Renders of the repository reading each file.
+    readers: &'r RepoReaders<'r>,
+    shared: &'r SharedFiles,
     /// The index of the run's files by path, shared by every render the fixes verify with.
     paths: Arc<RunPaths>,
     /// The clusters applying this unit's root (see `clusters_applying`).
@@ -220,8 +275,8 @@ impl<'r> KustomizeTarget<'r> {
         linter: &'r Linter,
         run: &'r Run,
         facts: &'r crate::lint::Facts,
-        readers: &'r HashMap<PathBuf, usize>,
-        shared: &SharedFiles,
+        readers: &'r RepoReaders<'r>,
+        shared: &'r SharedFiles,
         index: usize,
         unit: &'r RenderUnit,
     ) -> Self {
@@ -230,6 +285,7 @@ impl<'r> KustomizeTarget<'r> {
             run,
             facts,
             readers,
+            shared,
             paths: shared.paths.clone(),
             clusters: shared
                 .clusters
@@ -274,7 +330,7 @@ impl<'r> KustomizeTarget<'r> {
         }
         let read_once = self
             .path_of(file)
-            .is_some_and(|p| self.readers.get(&normalize(p)) == Some(&1));
+            .is_some_and(|p| self.readers.count(&normalize(p), self.shared) == 1);
         file < self.run.files.len()
             && read_once
             && self.reads.contains(&file)

@@ -19,7 +19,7 @@ use rayon::prelude::*;
 use super::error::FixError;
 use super::file::FileTarget;
 use super::helm::{as_release_object_fix, HelmTarget, ReleaseFix};
-use super::kustomize::{repo_readers, KustomizeTarget, SharedFiles};
+use super::kustomize::{KustomizeTarget, RepoReaders, SharedFiles};
 use crate::edit::{Applicability, ChangeNote, Fix};
 use crate::k8s::workload::ObjectRef;
 use crate::lint::{Linter, Run};
@@ -411,9 +411,10 @@ pub fn plan(linter: &Linter, run: &Run, unsafe_fixes: bool) -> FixPlan {
             }
         }
     }
-    // Which renders read each file, and the run's files by path: computed once, and only when
-    // a unit has fixes.
+    // The run's files, shared out once when a unit has fixes; which renders read a file a fix
+    // would edit, asked file by file.
     let mut shared = None;
+    let readers = RepoReaders::of(linter, run);
     for (index, unit) in run.units.iter().enumerate() {
         let releases = std::mem::take(&mut release_fixes[index]);
         let mut fixable = fixable_of(&by_origin.units[index], unsafe_fixes, &mut plan);
@@ -439,13 +440,11 @@ pub fn plan(linter: &Linter, run: &Run, unsafe_fixes: bool) -> FixPlan {
         if fixable.is_empty() {
             continue;
         }
-        let (files, readers) = shared.get_or_insert_with(|| {
+        let files = shared.get_or_insert_with(|| {
             plan.work.file_sets += 1;
-            let files = SharedFiles::of(run);
-            let readers = repo_readers(linter, run, &files, &mut plan.work);
-            (files, readers)
+            SharedFiles::of(run)
         });
-        let target = KustomizeTarget::new(linter, run, facts, readers, files, index, unit)
+        let target = KustomizeTarget::new(linter, run, facts, &readers, files, index, unit)
             .with_releases(releases);
         fix_in_rounds(
             target,
@@ -456,6 +455,7 @@ pub fn plan(linter: &Linter, run: &Run, unsafe_fixes: bool) -> FixPlan {
             &mut plan,
         );
     }
+    plan.work.reader_renders += readers.renders.get();
     if let Some(engine) = &linter.helm {
         for (index, unit) in run.releases.iter().enumerate() {
             if unit.release.rendered_from.is_some() {

@@ -283,10 +283,11 @@ fn planning_fixes_shares_the_files_once_and_renders_each_overlay_once() {
     );
 }
 
-/// pre-commit naming one overlay's patch: to learn whether another render reads a file its
-/// fix would edit, the plan renders only the roots whose kustomization files lead to the
-/// overlay's files (the other overlay over its base, and the base), not the repository's 29
-/// other roots.
+/// pre-commit naming one overlay's patch: whether another render reads a file is asked only for
+/// the files a fix would edit in place, and answered by rendering only the roots outside the
+/// run whose kustomization files may lead to it. The patch is the overlay's own: no render. A
+/// fix in a base two overlays use: the other overlay (and the base) are rendered, and the base
+/// is not edited for one overlay.
 #[test]
 fn a_named_files_fix_plan_renders_only_the_roots_that_may_read_its_files() {
     use gpulint::lint::{Linter, Selection};
@@ -300,6 +301,47 @@ fn a_named_files_fix_plan_renders_only_the_roots_that_may_read_its_files() {
     let run = linter.run(&[root.join("apps/app7/overlays/prod/patch.yaml")]);
     let plan = gpulint::fix::plan::plan(&linter, &run, false);
     assert_eq!(plan.files.len(), 1, "the named overlay's patch is fixed");
-    // Overlay i reads base i % 10: app17's overlay and base7 itself.
+    assert_eq!(plan.work.reader_renders, 0, "{:?}", plan.work);
+
+    // A GPU request above its limit in a shared base, linted through one overlay.
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let repo = tmp.path().canonicalize().expect("canonical temp dir");
+    let deployment = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app\nspec:\n  template:\n    spec:\n      containers:\n        - name: main\n          image: x:1\n          resources:\n            requests: {nvidia.com/gpu: 2, cpu: \"1\", memory: 1Gi}\n            limits: {nvidia.com/gpu: 1, cpu: \"1\", memory: 1Gi}\n";
+    write_files(
+        &repo,
+        &[
+            ("base/deployment.yaml", deployment),
+            ("base/kustomization.yaml", "resources: [deployment.yaml]\n"),
+            (
+                "prod/kustomization.yaml",
+                "resources: [../base]\nnamePrefix: prod-\n",
+            ),
+            (
+                "staging/kustomization.yaml",
+                "resources: [../base]\nnamePrefix: staging-\n",
+            ),
+            ("unrelated/kustomization.yaml", "resources: [cm.yaml]\n"),
+            (
+                "unrelated/cm.yaml",
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n",
+            ),
+        ],
+    );
+    git(&repo, &["init", "-q"]);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "repo"]);
+    linter.render.boundary = Some(repo.clone());
+    let run = linter.run(&[repo.join("prod/kustomization.yaml")]);
+    let plan = gpulint::fix::plan::plan(&linter, &run, false);
+    // staging's overlay and the base root: not `unrelated/`.
     assert_eq!(plan.work.reader_renders, 2, "{:?}", plan.work);
+    let written: Vec<String> = plan.files.iter().map(|f| f.name.clone()).collect();
+    assert!(
+        !written.iter().any(|n| n.contains("base/")),
+        "the shared base is not edited for one overlay: {written:?}"
+    );
+    assert!(
+        written.iter().any(|n| n.contains("prod/")),
+        "the fix is a patch of the prod overlay: {written:?}"
+    );
 }

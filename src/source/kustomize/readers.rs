@@ -38,13 +38,25 @@ struct Reads {
 /// What the kustomization folders of a listing read, built once: a run asks it for the named
 /// files' roots, and its fix plan for the roots reading its renders' files.
 pub struct ReadersIndex {
-    candidates: Vec<PathBuf>,
+    /// Each candidate, with its place in the listing (answers keep the listing's order).
+    candidates: HashMap<PathBuf, usize>,
     /// The files the listing saw.
     listed: HashSet<PathBuf>,
     /// Where the listing started (the boundary).
     start: PathBuf,
     /// `None`: too many to index, every candidate is kept.
-    graph: Option<HashMap<PathBuf, Reads>>,
+    graph: Option<Graph>,
+}
+
+/// The index backwards: who reads each file and folder.
+struct Graph {
+    /// Folders whose kustomization lists each file.
+    by_file: HashMap<PathBuf, Vec<PathBuf>>,
+    /// Folders naming each folder (as a base, a component, a resource folder).
+    read_by: HashMap<PathBuf, Vec<PathBuf>>,
+    /// Folders whose kustomization could not be read: they may read anything.
+    unknown: Vec<PathBuf>,
+    indexed: usize,
 }
 
 impl ReadersIndex {
@@ -52,9 +64,32 @@ impl ReadersIndex {
     /// files the listing that found the candidates saw (the walk, or git's index: a path among
     /// them is no folder). Folders outside `boundary` are not read (the renderer refuses them).
     pub fn build(candidates: Vec<PathBuf>, files: HashSet<PathBuf>, boundary: &Path) -> Self {
-        let graph = index(&candidates, &files, boundary);
+        let graph = index(&candidates, &files, boundary).map(|reads| {
+            let mut g = Graph {
+                by_file: HashMap::new(),
+                read_by: HashMap::new(),
+                unknown: Vec::new(),
+                indexed: reads.len(),
+            };
+            for (dir, r) in reads {
+                if r.unknown {
+                    g.unknown.push(dir.clone());
+                }
+                for f in r.files {
+                    g.by_file.entry(f).or_default().push(dir.clone());
+                }
+                for folder in r.folders {
+                    g.read_by.entry(folder).or_default().push(dir.clone());
+                }
+            }
+            g
+        });
         ReadersIndex {
-            candidates,
+            candidates: candidates
+                .into_iter()
+                .enumerate()
+                .map(|(i, c)| (c, i))
+                .collect(),
             listed: files,
             start: boundary.to_path_buf(),
             graph,
@@ -66,38 +101,45 @@ impl ReadersIndex {
         self.start == start && files.iter().all(|f| self.listed.contains(f))
     }
 
-    /// The candidates whose render may read one of `named` (absolute, normalized files).
+    /// The candidates whose render may read one of `named` (absolute, normalized files), in
+    /// the listing's order: a walk back from the folders listing them, not a pass over the
+    /// whole index.
     pub fn roots_reading(&self, named: &[PathBuf]) -> Vec<PathBuf> {
-        let Some(graph) = &self.graph else {
-            return self.candidates.clone();
+        let in_order = |mut found: Vec<(&PathBuf, usize)>| {
+            found.sort_by_key(|(_, i)| *i);
+            found.into_iter().map(|(p, _)| p.clone()).collect()
         };
-        let named: HashSet<&Path> = named.iter().map(PathBuf::as_path).collect();
-        // Folders read by each folder, backwards.
-        let mut read_by: HashMap<&Path, Vec<&Path>> = HashMap::new();
-        for (dir, reads) in graph {
-            for folder in &reads.folders {
-                read_by
-                    .entry(folder.as_path())
-                    .or_default()
-                    .push(dir.as_path());
-            }
-        }
+        let Some(graph) = &self.graph else {
+            return in_order(self.candidates.iter().map(|(p, &i)| (p, i)).collect());
+        };
         let mut reaching: HashSet<&Path> = HashSet::new();
-        let mut todo: Vec<&Path> = graph
-            .iter()
-            .filter(|(_, r)| r.unknown || r.files.iter().any(|f| named.contains(f.as_path())))
-            .map(|(dir, _)| dir.as_path())
-            .collect();
+        let mut todo: Vec<&Path> = graph.unknown.iter().map(PathBuf::as_path).collect();
+        todo.extend(
+            named
+                .iter()
+                .filter_map(|f| graph.by_file.get(f))
+                .flatten()
+                .map(PathBuf::as_path),
+        );
         while let Some(dir) = todo.pop() {
             if reaching.insert(dir) {
-                todo.extend(read_by.get(dir).into_iter().flatten().copied());
+                todo.extend(
+                    graph
+                        .read_by
+                        .get(dir)
+                        .into_iter()
+                        .flatten()
+                        .map(PathBuf::as_path),
+                );
             }
         }
-        self.candidates
-            .iter()
-            .filter(|c| reaching.contains(c.as_path()))
-            .cloned()
-            .collect()
+        in_order(
+            reaching
+                .into_iter()
+                .filter_map(|d| self.candidates.get_key_value(d))
+                .map(|(p, &i)| (p, i))
+                .collect(),
+        )
     }
 }
 
@@ -106,7 +148,7 @@ impl std::fmt::Debug for ReadersIndex {
         f.debug_struct("ReadersIndex")
             .field("start", &self.start)
             .field("candidates", &self.candidates.len())
-            .field("indexed", &self.graph.as_ref().map(HashMap::len))
+            .field("indexed", &self.graph.as_ref().map(|g| g.indexed))
             .finish()
     }
 }
