@@ -66,6 +66,11 @@ pub enum FixError {
          variable's value if that is where it belongs"
     )]
     FluxVariables,
+    #[error(
+        "the value is set in {file} by the Flux Kustomization's patches (spec.patches), applied \
+         after the folder's own files; gpulint does not edit them yet: change it there, by hand"
+    )]
+    SetByApplierPatch { file: String },
 
     // ── A Helm release: values leaves, verified by `helm template`.
     #[error(

@@ -349,6 +349,19 @@ impl<'r> KustomizeTarget<'r> {
         if self.unit.substituted.contains(&fix.document) && self.writes_over_variables(fix) {
             return Err(FixError::FluxVariables);
         }
+        // A value the applier's own patches set (a Flux Kustomization's `spec.patches`) is
+        // applied after anything a fix could write in the folder: only that patch can change it.
+        if let Some(overlay) = &self.unit.post.overlay {
+            // The finding is shown where its value was written.
+            let in_applier = self
+                .path_of(f.file)
+                .is_some_and(|p| normalize(p) == normalize(&overlay.file));
+            if in_applier {
+                return Err(FixError::SetByApplierPatch {
+                    file: display_path(&overlay.file),
+                });
+            }
+        }
         // A root several clusters apply has no file one cluster reads alone.
         if self.clusters.len() > 1 && f.is_measured() {
             return Err(FixError::SharedByClusters {

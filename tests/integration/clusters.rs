@@ -1336,6 +1336,13 @@ fn a_flux_kustomizations_patches_and_images_are_applied() {
     assert_eq!(mem.len(), 1, "{mem:?}\n{stderr}");
     assert_eq!(mem[0].1, "clusters/staging/apps.yaml", "{mem:?}");
     assert!(mem[0].3.contains("requests 40Gi"), "{mem:?}");
+    // Its fix is not written in the folder, where the patch would undo it: the refusal says
+    // where the value is.
+    let (_, _, stderr) = output(gpulint().current_dir(&root).args([".", "--fix", "--diff"]));
+    assert!(
+        stderr.contains("MEM002: the value is set in clusters/staging/apps.yaml by the Flux Kustomization's patches (spec.patches)"),
+        "{stderr}"
+    );
     // A patch that matches nothing is said, and the render is linted without it.
     edit(
         &root,
