@@ -275,15 +275,11 @@ fn generated_units(
     repo_root: Option<&Path>,
     notes: &mut Vec<String>,
 ) -> Vec<RenderUnit> {
-    let transforms = |d: &Deployment| {
-        d.folder.whole_tree
-            && !PostRender {
-                default_namespace: None,
-                ..(*d.post).clone()
-            }
-            .is_empty()
-    };
-    if !deployments.iter().any(transforms) {
+    let transforming: Vec<&Deployment> = deployments
+        .iter()
+        .filter(|d| d.folder.whole_tree && d.post.transforms())
+        .collect();
+    if transforming.is_empty() {
         return Vec::new();
     }
     // Plain manifests a transforming deployment applies (the config's paths name clusters of
@@ -298,11 +294,7 @@ fn generated_units(
                 .iter()
                 .any(|(_, ps)| ps.iter().any(|p| path.starts_with(p)))
         })
-        .filter(|(_, path, _)| {
-            deployments
-                .iter()
-                .any(|d| transforms(d) && covers_plain(d, path))
-        })
+        .filter(|(_, path, _)| transforming.iter().any(|d| covers_plain(d, path)))
         .filter(|(_, path, f)| crate::source::kustomize::is_manifest(&f.stream, path))
         .map(|(i, path, _)| (i, path))
         .collect();
@@ -321,12 +313,9 @@ fn generated_units(
             generated: paths,
             ..(*d.post).clone()
         });
-        let mut rendered = match crate::source::units::render_root_for(
-            &d.folder.path,
-            &d.post,
-            &sources,
-            &Default::default(),
-        ) {
+        let rendered =
+            crate::source::kustomize::render_generated(&d.folder.path, &d.post.generated, &sources);
+        let mut rendered = match rendered {
             Ok(r) => r,
             Err(e) => {
                 notes.push(format!(

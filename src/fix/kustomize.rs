@@ -238,13 +238,10 @@ pub(super) struct KustomizeTarget<'r> {
     facts: &'r crate::lint::Facts,
     /// Renders of the repository reading each file.
     readers: &'r RepoReaders<'r>,
+    /// The run's files and their index, shared by every render the fixes verify with.
     shared: &'r SharedFiles,
-    /// The index of the run's files by path, shared by every render the fixes verify with.
-    paths: Arc<RunPaths>,
-    /// The clusters applying this unit's root (see `clusters_applying`).
-    clusters: Vec<String>,
     /// Renders made to verify fixes (`PlanWork`).
-    renders: std::cell::Cell<usize>,
+    renders: Cell<usize>,
     index: usize,
     unit: &'r RenderUnit,
     /// The run's files with this unit's fixes so far; files the fixes create (and any the
@@ -286,13 +283,7 @@ impl<'r> KustomizeTarget<'r> {
             facts,
             readers,
             shared,
-            paths: shared.paths.clone(),
-            clusters: shared
-                .clusters
-                .get(&unit.dir)
-                .map(|c| c.iter().cloned().collect())
-                .unwrap_or_default(),
-            renders: std::cell::Cell::new(0),
+            renders: Cell::new(0),
             index,
             unit,
             files: shared.files.clone(),
@@ -328,13 +319,13 @@ impl<'r> KustomizeTarget<'r> {
         if self.created.contains(&file) {
             return true;
         }
-        let read_once = self
-            .path_of(file)
-            .is_some_and(|p| self.readers.count(&normalize(p), self.shared) == 1);
+        // The count last: it may render roots outside the run.
         file < self.run.files.len()
-            && read_once
             && self.reads.contains(&file)
             && self.files[file].role != FileRole::Plain
+            && self
+                .path_of(file)
+                .is_some_and(|p| self.readers.count(&normalize(p), self.shared) == 1)
     }
 
     fn in_place_possible(&self, fix: &Fix) -> bool {
@@ -363,9 +354,11 @@ impl<'r> KustomizeTarget<'r> {
             }
         }
         // A root several clusters apply has no file one cluster reads alone.
-        if self.clusters.len() > 1 && f.is_measured() {
+        let clusters = self.shared.clusters.get(&self.unit.dir);
+        if clusters.is_some_and(|c| c.len() > 1) && f.is_measured() {
+            let names: Vec<&str> = clusters.into_iter().flatten().map(String::as_str).collect();
             return Err(FixError::SharedByClusters {
-                clusters: self.clusters.join(", "),
+                clusters: names.join(", "),
             });
         }
         let mut first = None;
@@ -429,8 +422,11 @@ impl<'r> KustomizeTarget<'r> {
                 .ok_or(FixError::Inconsistent("object not found"));
         }
         let settings = &self.linter.render;
-        let sources =
-            RunSources::with_paths(&self.files, self.paths.clone(), settings.boundary.clone());
+        let sources = RunSources::with_paths(
+            &self.files,
+            self.shared.paths.clone(),
+            settings.boundary.clone(),
+        );
         self.renders.set(self.renders.get() + 1);
         let rendered = render_root_for(&self.unit.dir, &self.unit.post, &sources, settings)
             .map_err(|e| FixError::OverlayDoesNotRender(e.message))?;
@@ -624,7 +620,8 @@ impl<'r> KustomizeTarget<'r> {
             }));
         }
         let settings = &self.linter.render;
-        let sources = RunSources::with_paths(&files, self.paths.clone(), settings.boundary.clone());
+        let sources =
+            RunSources::with_paths(&files, self.shared.paths.clone(), settings.boundary.clone());
         self.renders.set(self.renders.get() + 1);
         let rendered = render_unit(&self.unit.dir, &self.unit.post, &sources, settings)
             .map_err(|e| FixError::OverlayDoesNotRender(e.message))?;

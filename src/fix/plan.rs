@@ -411,10 +411,9 @@ pub fn plan(linter: &Linter, run: &Run, unsafe_fixes: bool) -> FixPlan {
             }
         }
     }
-    // The run's files, shared out once when a unit has fixes; which renders read a file a fix
-    // would edit, asked file by file.
-    let mut shared = None;
-    let readers = RepoReaders::of(linter, run);
+    // The run's files, shared out once and only when a unit has fixes, with which renders read
+    // a file a fix would edit (asked file by file).
+    let mut shared: Option<(SharedFiles, RepoReaders)> = None;
     for (index, unit) in run.units.iter().enumerate() {
         let releases = std::mem::take(&mut release_fixes[index]);
         let mut fixable = fixable_of(&by_origin.units[index], unsafe_fixes, &mut plan);
@@ -440,11 +439,11 @@ pub fn plan(linter: &Linter, run: &Run, unsafe_fixes: bool) -> FixPlan {
         if fixable.is_empty() {
             continue;
         }
-        let files = shared.get_or_insert_with(|| {
+        let (files, readers) = shared.get_or_insert_with(|| {
             plan.work.file_sets += 1;
-            SharedFiles::of(run)
+            (SharedFiles::of(run), RepoReaders::of(linter, run))
         });
-        let target = KustomizeTarget::new(linter, run, facts, &readers, files, index, unit)
+        let target = KustomizeTarget::new(linter, run, facts, readers, files, index, unit)
             .with_releases(releases);
         fix_in_rounds(
             target,
@@ -455,7 +454,9 @@ pub fn plan(linter: &Linter, run: &Run, unsafe_fixes: bool) -> FixPlan {
             &mut plan,
         );
     }
-    plan.work.reader_renders += readers.renders.get();
+    if let Some((_, readers)) = &shared {
+        plan.work.reader_renders += readers.renders.get();
+    }
     if let Some(engine) = &linter.helm {
         for (index, unit) in run.releases.iter().enumerate() {
             if unit.release.rendered_from.is_some() {

@@ -149,8 +149,6 @@ pub fn container_key(run: &Run, f: &Finding) -> Option<crate::metrics::usage::Co
     Some(key)
 }
 
-/// A finding's message as the text outputs show it: with its cluster when the run has several
-/// (prod's and staging's findings on one base line differ only there).
 /// The columns of the "Will the model fit?" table (HTML and Markdown).
 pub const FIT_COLUMNS: [&str; 8] = [
     "container",
@@ -191,6 +189,8 @@ pub fn fit_rows(findings: &[&Finding]) -> Vec<[String; 8]> {
         .collect()
 }
 
+/// A finding's message as the text outputs show it: with its cluster when the run has several
+/// (prod's and staging's findings on one base line differ only there).
 pub fn message<'a>(run: &Run, f: &'a Finding) -> Cow<'a, str> {
     match cluster_of(run, f) {
         Some(c) => Cow::Owned(format!("{} [cluster {c}]", f.message)),

@@ -174,7 +174,7 @@ pub fn in_git(path: &Path, root: &Path) -> bool {
 
 /// What [`in_git`] asks of each folder on the way: whether git takes it for a git folder, and
 /// the git folders its `.git` file or symlink names.
-pub struct FolderGit {
+struct FolderGit {
     is_git_dir: bool,
     names: Vec<PathBuf>,
 }
@@ -191,10 +191,10 @@ impl FolderGit {
 /// [`in_git`] with each folder's answer remembered: the thousands of kustomizations of a
 /// monorepo share a few hundred folders, each asked several system calls.
 #[derive(Default)]
-pub struct GitFolders(Mutex<HashMap<PathBuf, Arc<FolderGit>>>);
+struct GitFolders(Mutex<HashMap<PathBuf, Arc<FolderGit>>>);
 
 impl GitFolders {
-    pub fn in_git(&self, path: &Path, root: &Path) -> bool {
+    fn in_git(&self, path: &Path, root: &Path) -> bool {
         in_git_by(path, root, |folder| {
             if let Some(known) = self.lock().get(folder) {
                 return known.clone();

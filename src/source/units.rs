@@ -76,13 +76,18 @@ pub struct Overlay {
 
 impl PostRender {
     pub fn is_empty(&self) -> bool {
-        self.overlay.is_none()
-            && self.namespace.is_none()
-            && self.default_namespace.is_none()
-            && self.name_prefix.is_none()
-            && self.name_suffix.is_none()
-            && self.substitute.is_none()
-            && self.components.is_empty()
+        !self.transforms() && self.default_namespace.is_none()
+    }
+
+    /// Whether it changes objects beyond naming the namespace of those that name none (Argo
+    /// CD's only transform): what Flux's Kustomization fields do.
+    pub fn transforms(&self) -> bool {
+        self.overlay.is_some()
+            || self.namespace.is_some()
+            || self.name_prefix.is_some()
+            || self.name_suffix.is_some()
+            || self.substitute.is_some()
+            || !self.components.is_empty()
     }
 
     /// Why the overlay does not apply to a root's render, if it does not.
@@ -208,16 +213,16 @@ pub struct SourceIndex {
 impl SourceIndex {
     /// The run index of a path, if the renderer read it.
     pub fn index_of(&self, path: &Path) -> Option<usize> {
-        self.get(&normalize(path))
+        lookup(&self.paths, &self.extra, &normalize(path))
     }
+}
 
-    fn get(&self, normalized: &Path) -> Option<usize> {
-        self.paths
-            .by_path
-            .get(normalized)
-            .or_else(|| self.extra.get(normalized))
-            .copied()
-    }
+fn lookup(paths: &RunPaths, extra: &HashMap<PathBuf, usize>, normalized: &Path) -> Option<usize> {
+    paths
+        .by_path
+        .get(normalized)
+        .or_else(|| extra.get(normalized))
+        .copied()
 }
 
 /// The run's files as the renderer sees them: parsed once, nodes tagged with their run index
@@ -233,7 +238,8 @@ pub struct RunSources<'f> {
 }
 
 struct SourcesState {
-    index: SourceIndex,
+    /// The files beyond the run's own (`paths`), by path.
+    extra: HashMap<PathBuf, usize>,
     /// Files read on demand, at run index `files.len()` onwards.
     read: Vec<(PathBuf, Arc<Stream>)>,
     /// The copies tagged with their run index, by run index.
@@ -266,9 +272,9 @@ impl<'f> RunSources<'f> {
         }
         RunSources {
             files,
-            paths: paths.clone(),
+            paths,
             state: Mutex::new(SourcesState {
-                index: SourceIndex { paths, extra },
+                extra,
                 read: Vec::new(),
                 tagged: HashMap::new(),
             }),
@@ -290,12 +296,16 @@ impl<'f> RunSources<'f> {
             Ok(s) => s,
             Err(poisoned) => poisoned.into_inner(),
         };
-        (state.read, state.index)
+        let index = SourceIndex {
+            paths: self.paths,
+            extra: state.extra,
+        };
+        (state.read, index)
     }
 
     /// The run index of a path, if the renderer read it.
     pub fn index_of(&self, path: &Path) -> Option<usize> {
-        self.lock().index.index_of(path)
+        lookup(&self.paths, &self.lock().extra, &normalize(path))
     }
 
     fn inside_boundary(&self, path: &Path) -> bool {
@@ -321,7 +331,7 @@ impl Sources for RunSources<'_> {
             return Err(crate::source::repo::Refused::InGit.into());
         }
         let mut state = self.lock();
-        let index = match state.index.get(&path) {
+        let index = match lookup(&self.paths, &state.extra, &path) {
             Some(i) => i,
             None => {
                 let parsed = Stream::parse_bytes(&crate::source::repo::read_file(
@@ -330,7 +340,7 @@ impl Sources for RunSources<'_> {
                 )?);
                 let i = self.files.len() + state.read.len();
                 state.read.push((path.clone(), Arc::new(parsed)));
-                state.index.extra.insert(path, i);
+                state.extra.insert(path, i);
                 i
             }
         };
@@ -357,20 +367,22 @@ impl Sources for RunSources<'_> {
 
     fn is_file(&self, path: &Path) -> bool {
         let path = normalize(path);
-        self.inside_boundary(&path) && (self.lock().index.get(&path).is_some() || path.is_file())
+        self.inside_boundary(&path)
+            && (lookup(&self.paths, &self.lock().extra, &path).is_some() || path.is_file())
     }
 
-    /// Remembered by path: a run has one boundary.
+    /// Remembered by path: a run has one boundary. The file system is asked outside the lock
+    /// (roots render in parallel).
     fn outside(&self, path: &Path, boundary: &Path) -> Option<String> {
-        let mut cache = match self.paths.outside.lock() {
+        let cache = || match self.paths.outside.lock() {
             Ok(c) => c,
             Err(poisoned) => poisoned.into_inner(),
         };
-        if let Some(answer) = cache.get(path) {
+        if let Some(answer) = cache().get(path) {
             return answer.clone();
         }
         let answer = kustomize::outside_boundary(path, boundary);
-        cache.insert(path.to_path_buf(), answer.clone());
+        cache().insert(path.to_path_buf(), answer.clone());
         answer
     }
 }

@@ -41,7 +41,7 @@ pub use budget::MAX_RENDERED_OBJECTS;
 pub use emit::to_yaml;
 pub use external::render_external;
 pub use kustomization::{unsupported_features, Unsupported};
-pub use readers::{roots_reading, ReadersIndex};
+pub use readers::ReadersIndex;
 
 pub const KUSTOMIZATION_FILE_NAMES: [&str; 3] =
     ["kustomization.yaml", "kustomization.yml", "Kustomization"];

@@ -153,17 +153,6 @@ impl std::fmt::Debug for ReadersIndex {
     }
 }
 
-/// The roots among `candidates` whose render may read one of `named`: [`ReadersIndex`] built
-/// and asked once.
-pub fn roots_reading(
-    candidates: &[PathBuf],
-    files: &HashSet<PathBuf>,
-    named: &[PathBuf],
-    boundary: &Path,
-) -> Vec<PathBuf> {
-    ReadersIndex::build(candidates.to_vec(), files.clone(), boundary).roots_reading(named)
-}
-
 /// What every folder reachable from `candidates` reads; `None` when there are too many.
 fn index(
     candidates: &[PathBuf],
@@ -293,6 +282,16 @@ fn read_kustomization(dir: &Path, boundary: &Path, listed: Option<&Beneath>) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The roots among `candidates` whose render may read one of `named`.
+    fn roots_reading(
+        candidates: &[PathBuf],
+        files: &HashSet<PathBuf>,
+        named: &[PathBuf],
+        boundary: &Path,
+    ) -> Vec<PathBuf> {
+        ReadersIndex::build(candidates.to_vec(), files.clone(), boundary).roots_reading(named)
+    }
 
     fn write(root: &Path, rel: &str, text: &str) {
         let path = root.join(rel);
