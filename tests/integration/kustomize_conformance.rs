@@ -140,6 +140,7 @@ fn kind_of(category: &str) -> RenderErrorKind {
         "patch-target-ambiguous" => RenderErrorKind::PatchTargetAmbiguous,
         "load-restrictor" => RenderErrorKind::LoadRestrictor,
         "missing-resource" => RenderErrorKind::MissingResource,
+        "duplicate-id" => RenderErrorKind::DuplicateId,
         other => panic!("unknown error category {other}"),
     }
 }
@@ -147,7 +148,7 @@ fn kind_of(category: &str) -> RenderErrorKind {
 #[test]
 fn conformance_error_cases_fail_as_upstream() {
     let all = cases("error-cases");
-    assert_eq!(all.len(), 9);
+    assert_eq!(all.len(), 12);
     let mut failures = Vec::new();
     for c in &all {
         let sources = FsSources::new();

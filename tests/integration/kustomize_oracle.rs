@@ -387,3 +387,103 @@ fn external_fallback_maps_origins_by_identity() {
     let replicas = dep.get_path(&["spec", "replicas"]).unwrap();
     assert!(file_of(replicas).ends_with("o/kustomization.yaml"));
 }
+
+/// The id after "already registered id: " in an error, as kustomize prints it.
+fn registered_id(error: &str) -> Option<&str> {
+    let (_, rest) = error.split_once("may not add resource with an already registered id: ")?;
+    rest.split(['\'', '"', ' ']).next()
+}
+
+#[test]
+fn duplicate_ids_are_refused_like_kubectl_kustomize() {
+    kubectl(); // the oracle: fails the test when it is missing
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    const CM: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n";
+    const CM_DEFAULT: &str =
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  namespace: default\n";
+    const CM_PROD: &str =
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  namespace: prod\n";
+    let two_docs = format!("{CM}---\n{CM}");
+    write_files(
+        t,
+        &[
+            // Two files.
+            ("files/a.yaml", CM),
+            ("files/b.yaml", CM),
+            ("files/kustomization.yaml", "resources:\n- a.yaml\n- b.yaml\n"),
+            // One file holding the object twice.
+            ("one-file/a.yaml", &two_docs),
+            ("one-file/kustomization.yaml", "resources:\n- a.yaml\n"),
+            // One file listed twice.
+            ("listed-twice/a.yaml", CM),
+            ("listed-twice/kustomization.yaml", "resources:\n- a.yaml\n- a.yaml\n"),
+            // A base's object and a file's: an empty namespace is `default`.
+            ("base/a.yaml", CM),
+            ("base/kustomization.yaml", "resources:\n- a.yaml\n"),
+            ("base-and-file/b.yaml", CM_DEFAULT),
+            ("base-and-file/kustomization.yaml", "resources:\n- ../base\n- b.yaml\n"),
+            // Two bases.
+            ("base2/a.yaml", CM),
+            ("base2/kustomization.yaml", "resources:\n- a.yaml\n"),
+            ("two-bases/kustomization.yaml", "resources:\n- ../base\n- ../base2\n"),
+            // A component adding what the resources hold.
+            ("comp/c.yaml", CM),
+            (
+                "comp/kustomization.yaml",
+                "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\nresources:\n- c.yaml\n",
+            ),
+            ("with-comp/a.yaml", CM),
+            ("with-comp/kustomization.yaml", "resources:\n- a.yaml\ncomponents:\n- ../comp\n"),
+            // Cluster-scoped: the namespace is not part of the id.
+            ("ns-a.yaml", "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ml\n  namespace: a\n"),
+            ("ns-b.yaml", "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ml\n  namespace: b\n"),
+            ("cluster-scoped/kustomization.yaml", "resources:\n- ../ns-a.yaml\n- ../ns-b.yaml\n"),
+            // Not duplicates: another namespace, another kind, another group, a prefix.
+            ("other-ns/a.yaml", CM),
+            ("other-ns/b.yaml", CM_PROD),
+            ("other-ns/kustomization.yaml", "resources:\n- a.yaml\n- b.yaml\n"),
+            (
+                "other-kind/a.yaml",
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: x\n---\napiVersion: example.com/v1\nkind: ConfigMap\nmetadata:\n  name: x\n",
+            ),
+            ("other-kind/kustomization.yaml", "resources:\n- a.yaml\n"),
+            ("prefixed/kustomization.yaml", "resources:\n- ../base\nnamePrefix: p-\n"),
+            ("renamed/a.yaml", CM),
+            ("renamed/kustomization.yaml", "resources:\n- a.yaml\n- ../prefixed\n"),
+        ],
+    );
+    let mut failures = Vec::new();
+    let mut refused = 0;
+    for d in [
+        "files",
+        "one-file",
+        "listed-twice",
+        "base-and-file",
+        "two-bases",
+        "with-comp",
+        "cluster-scoped",
+        "other-ns",
+        "other-kind",
+        "renamed",
+    ] {
+        let dir = t.join(d);
+        match (
+            oracle(&dir, LoadRestrictor::None),
+            ours(&dir, LoadRestrictor::None),
+        ) {
+            (Err(want), Err(got)) => {
+                refused += 1;
+                let (w, g) = (registered_id(&want), registered_id(&got));
+                if w.is_none() || w != g || !got.ends_with("(DuplicateId)") {
+                    failures.push(format!("{d}: kubectl: {want}\nours: {got}"));
+                }
+            }
+            (Ok(want), Ok(got)) if want == got => {}
+            (Ok(want), Ok(got)) => failures.push(differs(&dir, &want, &got)),
+            (want, got) => failures.push(format!("{d}: kubectl {want:?}\nours {got:?}")),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    assert_eq!(refused, 7, "every duplicate is refused by both");
+}

@@ -48,23 +48,24 @@ impl ResId {
         }
     }
 
-    /// `Deployment.v1.apps/banana.[noNs]`, as kustomize prints ids.
+    /// `Deployment.v1.apps/banana.[noNs]`, `ConfigMap.v1.[noGrp]/x.prod`: as kustomize prints
+    /// ids (`resid.ResId.String`), so an error reads as the one Flux or Argo CD reports.
     pub fn display(&self) -> String {
-        let mut s = self.kind.clone();
-        if !self.version.is_empty() {
-            s.push('.');
-            s.push_str(&self.version);
-        }
-        if !self.group.is_empty() {
-            s.push('.');
-            s.push_str(&self.group);
-        }
-        let ns = if self.namespace.is_empty() {
-            "[noNs]"
-        } else {
-            &self.namespace
+        let or = |s: &str, none: &'static str| -> String {
+            if s.is_empty() {
+                none.to_string()
+            } else {
+                s.to_string()
+            }
         };
-        format!("{s}/{}.{ns}", self.name)
+        format!(
+            "{}.{}.{}/{}.{}",
+            or(&self.kind, "[noKind]"),
+            or(&self.version, "[noVer]"),
+            or(&self.group, "[noGrp]"),
+            self.name,
+            or(&self.namespace, "[noNs]")
+        )
     }
 
     /// Empty and `default` namespaces are the same place.
@@ -124,6 +125,134 @@ impl Res {
         }
         v
     }
+}
+
+/// The ids accumulated at one kustomization level. Kustomize refuses a resource whose id is
+/// already there (`resWrangler.Append`: "may not add resource with an already registered id"),
+/// so a root Flux or Argo CD cannot build is not linted as if it could. Ids are compared as
+/// kustomize compares them (`ResId.Equals`): group, version, kind and name exactly, and the
+/// namespace where an empty one is `default` and a cluster-scoped kind has none.
+#[derive(Default)]
+pub(crate) struct Registered {
+    /// Hashes of the accumulated ids; a hit is confirmed against the resources themselves.
+    hashes: HashSet<u64>,
+}
+
+impl Registered {
+    pub fn of(accumulated: &[Res]) -> Registered {
+        Registered {
+            hashes: accumulated.iter().map(|r| id_hash(&r.node)).collect(),
+        }
+    }
+
+    /// Appends `batch` (whose ids are unique among themselves) to `acc`; `Err` with the id of
+    /// the first resource whose id `acc` already holds, and `acc` unchanged.
+    pub fn append(&mut self, acc: &mut Vec<Res>, batch: Vec<Res>) -> Result<(), Box<Duplicate>> {
+        for r in &batch {
+            if self.hashes.contains(&id_hash(&r.node))
+                && acc.iter().any(|a| same_id(&a.node, &r.node))
+            {
+                return Err(Box::new(Duplicate::of(r)));
+            }
+        }
+        self.hashes.extend(batch.iter().map(|r| id_hash(&r.node)));
+        acc.extend(batch);
+        Ok(())
+    }
+}
+
+/// The id of the first resource of `batch` (one file's documents) whose id an earlier one has.
+pub(crate) fn duplicate_within(batch: &[Res]) -> Option<Duplicate> {
+    let mut seen: HashMap<u64, Vec<&Node>> = HashMap::new();
+    for r in batch {
+        let bucket = seen.entry(id_hash(&r.node)).or_default();
+        if bucket.iter().any(|held| same_id(held, &r.node)) {
+            return Some(Duplicate::of(r));
+        }
+        bucket.push(&r.node);
+    }
+    None
+}
+
+/// A resource refused because its id was registered before: kustomize names its id.
+pub(crate) struct Duplicate {
+    pub id: ResId,
+    /// Where it is written.
+    pub span: Span,
+}
+
+impl Duplicate {
+    fn of(r: &Res) -> Duplicate {
+        Duplicate {
+            id: r.id(),
+            span: r.node.span,
+        }
+    }
+}
+
+/// Kustomize's `ResId.Equals` on two resources' current ids.
+fn same_id(a: &Node, b: &Node) -> bool {
+    id_parts(a) == id_parts(b)
+}
+
+fn id_hash(node: &Node) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    id_parts(node).hash(&mut h);
+    h.finish()
+}
+
+/// apiVersion, kind, name and the namespace as `ResId.Equals` compares it, borrowed.
+fn id_parts(node: &Node) -> (&str, &str, &str, &str) {
+    let text = |path: &[&str]| node.get_path(path).and_then(Node::text).unwrap_or_default();
+    let namespace = if transform::cluster_scoped(node) {
+        ""
+    } else {
+        match text(&["metadata", "namespace"]) {
+            "" => "default",
+            ns => ns,
+        }
+    };
+    (
+        node.get_str("apiVersion").unwrap_or_default(),
+        node.get_str("kind").unwrap_or_default(),
+        text(&["metadata", "name"]),
+        namespace,
+    )
+}
+
+/// Where the second resource of an id came from, for kustomize's wording of the error.
+#[derive(Clone, Copy)]
+pub(crate) enum Brought {
+    /// A file holding the id twice ("accumulating resources from 'a.yaml'").
+    WithinFile,
+    /// A file, when an earlier entry holds the id ("merging resources from 'b.yaml'").
+    File,
+    /// A base (a folder), when an earlier entry holds the id.
+    Base,
+}
+
+/// The error kustomize gives for an id registered twice; `from` is the entry of `resources`
+/// that brought the second one, as written.
+pub(crate) fn already_registered(
+    refused: &Duplicate,
+    brought: Brought,
+    from: &str,
+    kfile: &Path,
+    span: Option<Span>,
+) -> RenderError {
+    let id = refused.id.display();
+    let what = format!("may not add resource with an already registered id: {id}");
+    let message = match brought {
+        Brought::WithinFile => format!(
+            "accumulating resources: accumulation err='accumulating resources from '{from}': {what}'"
+        ),
+        Brought::File => {
+            format!("accumulating resources: accumulation err='merging resources from '{from}': {what}'")
+        }
+        Brought::Base => format!("accumulating resources: recursed merging from path '{from}': {what}"),
+    };
+    RenderError::new(RenderErrorKind::DuplicateId, kfile, span, message)
 }
 
 pub(crate) fn find_kustomization(dir: &Path, sources: &dyn Sources) -> Option<PathBuf> {
@@ -416,6 +545,7 @@ impl Ctx<'_> {
         k: &Kustomization,
         mut acc: Vec<Res>,
     ) -> Result<Vec<Res>, RenderError> {
+        let mut registered = Registered::of(&acc);
         for r in &k.resources {
             let span = r.node.span;
             if is_remote(&r.text) {
@@ -449,12 +579,28 @@ impl Ctx<'_> {
                     ));
                 }
                 let sub = self.build_base(&path, kfile, span)?;
-                acc.extend(sub);
+                registered.append(&mut acc, sub).map_err(|refused| {
+                    // The entry as written: kustomize's absolute path would name the machine.
+                    already_registered(&refused, Brought::Base, &r.text, kfile, Some(span))
+                })?;
                 check_count(acc.len(), self.options.max_objects, kfile, Some(span))?;
             } else if self.sources.is_file(&path) {
                 self.check_file(&path, dir, kfile, span)?;
                 let s = self.load(&path, kfile, Some(span))?;
-                acc.extend(resources_of(&s, &path)?);
+                let batch = resources_of(&s, &path)?;
+                if let Some(refused) = duplicate_within(&batch) {
+                    let within = Brought::WithinFile;
+                    return Err(already_registered(
+                        &refused,
+                        within,
+                        &r.text,
+                        kfile,
+                        Some(span),
+                    ));
+                }
+                registered.append(&mut acc, batch).map_err(|refused| {
+                    already_registered(&refused, Brought::File, &r.text, kfile, Some(span))
+                })?;
                 check_count(acc.len(), self.options.max_objects, kfile, Some(span))?;
             } else {
                 return Err(RenderError::new(

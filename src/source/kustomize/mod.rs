@@ -275,6 +275,9 @@ pub enum RenderErrorKind {
     Remote,
     /// The render grew past [`MAX_RENDERED_OBJECTS`].
     TooLarge,
+    /// Two resources with one id (kustomize: "may not add resource with an already registered
+    /// id").
+    DuplicateId,
 }
 
 impl std::fmt::Display for RenderError {
@@ -319,7 +322,9 @@ pub fn render_generated(
     manifests: &[PathBuf],
     sources: &dyn Sources,
 ) -> Result<Rendered, RenderError> {
-    let mut objects = Vec::new();
+    let kustomization = dir.join(KUSTOMIZATION_FILE_NAMES[0]);
+    let mut accumulated = Vec::new();
+    let mut registered = load::Registered::default();
     for path in manifests {
         let stream = sources.load(path).map_err(|e| {
             RenderError::new(
@@ -329,16 +334,24 @@ pub fn render_generated(
                 format!("cannot read it: {e}"),
             )
         })?;
-        objects.extend(
-            load::resources_of(&stream, path)?
-                .into_iter()
-                .map(|r| r.node),
-        );
+        let batch = load::resources_of(&stream, path)?;
+        // The generated kustomization lists the file relative to the folder. With no
+        // kustomization to point into, the error points at the refused object.
+        let listed = path.strip_prefix(dir).unwrap_or(path).display().to_string();
+        let refuse = |brought, refused: &load::Duplicate| {
+            load::already_registered(refused, brought, &listed, path, Some(refused.span))
+        };
+        if let Some(refused) = load::duplicate_within(&batch) {
+            return Err(refuse(load::Brought::WithinFile, &refused));
+        }
+        registered
+            .append(&mut accumulated, batch)
+            .map_err(|refused| refuse(load::Brought::File, &refused))?;
     }
     Ok(Rendered {
         dir: dir.to_path_buf(),
-        kustomization: dir.join(KUSTOMIZATION_FILE_NAMES[0]),
-        objects,
+        kustomization,
+        objects: accumulated.into_iter().map(|r| r.node).collect(),
         files: manifests.to_vec(),
         kustomizations: Vec::new(),
     })

@@ -532,3 +532,29 @@ fn a_diamond_builds_each_base_once() {
         "{kustomizations:?}"
     );
 }
+
+#[test]
+fn a_folder_flux_generates_a_kustomization_for_refuses_one_id_twice() {
+    // Flux lists the folder's manifests in a generated kustomization, and kustomize refuses the
+    // second object of one id: the error names the file and points at the object.
+    let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n";
+    let t = tree(&[("apps/a.yaml", cm), ("apps/sub/b.yaml", cm)]);
+    let dir = t.path().join("apps");
+    let manifests = [dir.join("a.yaml"), dir.join("sub/b.yaml")];
+    let sources = FsSources::new();
+    let e = render_generated(&dir, &manifests, &sources).unwrap_err();
+    assert_eq!(e.kind, RenderErrorKind::DuplicateId);
+    assert_eq!(e.file, dir.join("sub/b.yaml"));
+    assert_eq!(e.span.map(|s| s.start), Some(0), "the refused object");
+    assert_eq!(
+        e.message,
+        "accumulating resources: accumulation err='merging resources from 'sub/b.yaml': may not \
+         add resource with an already registered id: ConfigMap.v1.[noGrp]/x.[noNs]'"
+    );
+    // Another namespace is another id.
+    let other = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  namespace: prod\n";
+    std::fs::write(dir.join("sub/b.yaml"), other).unwrap();
+    let sources = FsSources::new();
+    let rendered = render_generated(&dir, &manifests, &sources).unwrap();
+    assert_eq!(rendered.objects.len(), 2);
+}
