@@ -262,8 +262,8 @@ impl Builder {
         });
     }
 
-    /// Where the first entry with `key` came, if one did. A pass over them all: for naming
-    /// the first of two duplicates, once.
+    /// The index, in the order pushed, of the first entry with `key`. A pass over them all:
+    /// for naming the first of two duplicates, once.
     pub fn position(&self, key: &ContainerKey) -> Option<usize> {
         let id = |text: &str| self.ids.get(text).copied();
         let cluster = match key.cluster.as_deref() {
