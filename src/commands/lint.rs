@@ -148,7 +148,7 @@ fn plan_fixes(
 /// how to name them.
 fn unlabelled_figures_note(linter: &Linter, run: &Run) -> Option<String> {
     let usage = linter.usage.as_ref()?;
-    let unlabelled = usage.containers.keys().any(|k| k.cluster.is_none());
+    let unlabelled = usage.containers.any_without_cluster();
     if !run.placement.several() || !unlabelled {
         return None;
     }

@@ -4,9 +4,13 @@
 //! here because they are statistics of samples (Prometheus returns floats); the recommendation
 //! turns them into exact quantities, rounding up.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
+
+mod containers;
+
+pub use containers::{Builder, Containers};
 
 /// Identity of a workload container in metrics: the owning workload, not the pod, in the
 /// cluster that runs it (`None`: a snapshot or repository that names no cluster).
@@ -158,7 +162,8 @@ pub struct UsageSet {
     pub window: Option<String>,
     /// e.g. `prometheus https://prom:9090` or `snapshot metrics.json`.
     pub source: String,
-    pub containers: BTreeMap<ContainerKey, Usage>,
+    /// Held compactly: a snapshot can have a million of them.
+    pub containers: Containers,
     /// The clusters' nodes (the snapshot's optional `nodes`, each with its optional
     /// `cluster`), for cluster fit; empty when not measured.
     pub nodes: Vec<super::nodes::NodeInfo>,
@@ -201,14 +206,14 @@ impl PartialEq for Flag {
 impl UsageSet {
     /// The usage of a container in its cluster: the figures that name that cluster, else, when
     /// they stand for every cluster, those that name none.
-    pub fn get(&self, key: &ContainerKey) -> Option<&Usage> {
-        self.entry(key).map(|(_, u)| u)
+    pub fn get(&self, key: &ContainerKey) -> Option<Usage> {
+        self.containers.usage_at(self.position(key)?)
     }
 
-    /// [`UsageSet::get`], with the key the figures are stored under.
-    fn entry(&self, key: &ContainerKey) -> Option<(&ContainerKey, &Usage)> {
-        if let Some(e) = self.containers.get_key_value(key) {
-            return Some(e);
+    /// Where the figures [`UsageSet::get`] gives are in `containers`.
+    fn position(&self, key: &ContainerKey) -> Option<usize> {
+        if let Some(p) = self.containers.position(key) {
+            return Some(p);
         }
         if self.several_clusters.get() {
             return None;
@@ -220,11 +225,10 @@ impl UsageSet {
             ..key.clone()
         };
         match &key.cluster {
-            Some(_) => self.containers.get_key_value(&other(None)),
+            Some(_) => self.containers.position(&other(None)),
             None => {
-                let only = self.only_named_cluster()?;
-                self.containers
-                    .get_key_value(&other(Some(only.to_string())))
+                let only = self.containers.only_named_cluster()?;
+                self.containers.position(&other(Some(only.to_string())))
             }
         }
     }
@@ -241,12 +245,12 @@ impl UsageSet {
             entries: self.containers.len(),
             ..Coverage::default()
         };
-        let mut matched: BTreeSet<&ContainerKey> = BTreeSet::new();
+        let mut matched: BTreeSet<usize> = BTreeSet::new();
         for (key, gpu) in repo {
-            let found = self.entry(key);
+            let found = self.position(key);
             c.containers += 1;
             c.gpu_containers += usize::from(gpu);
-            if let Some((stored, _)) = found {
+            if let Some(stored) = found {
                 matched.insert(stored);
                 c.measured += 1;
                 c.gpu_measured += usize::from(gpu);
@@ -255,33 +259,12 @@ impl UsageSet {
         // Counted, and only the first few copied: a snapshot of a million containers the
         // repository does not have would otherwise be copied key by key.
         c.unmatched = self.containers.len() - matched.len();
-        c.unmatched_first = self
-            .containers
-            .keys()
-            .filter(|k| !matched.contains(k))
+        c.unmatched_first = (0..self.containers.len())
+            .filter(|p| !matched.contains(p))
             .take(NAMED)
-            .cloned()
+            .filter_map(|p| self.containers.key_at(p))
             .collect();
         c
-    }
-
-    /// The one cluster the containers' figures name, if they name exactly one. Keys sort by
-    /// cluster first (`None` before any name): the first named key and the last key tell, in
-    /// two lookups, not a pass over every figure (this runs on every miss of a lint).
-    fn only_named_cluster(&self) -> Option<&str> {
-        let lowest_named = ContainerKey {
-            cluster: Some(String::new()),
-            ..ContainerKey::default()
-        };
-        let first = self
-            .containers
-            .range(lowest_named..)
-            .next()?
-            .0
-            .cluster
-            .as_deref()?;
-        let last = self.containers.keys().next_back()?.cluster.as_deref()?;
-        (first == last).then_some(first)
     }
 
     /// The nodes of a cluster: those that name it, else (as for [`UsageSet::get`]) those that
@@ -301,9 +284,9 @@ impl UsageSet {
     /// Adds another set's figures (a snapshot of another cluster); a container or node both
     /// name is the first's.
     pub fn merge(&mut self, other: UsageSet) {
-        for (k, u) in other.containers {
-            self.containers.entry(k).or_insert(u);
-        }
+        let mine = std::mem::take(&mut self.containers);
+        // Of equal keys the first is kept.
+        self.containers = mine.iter().chain(other.containers.iter()).collect();
         let known: std::collections::BTreeSet<(Option<String>, String)> = self
             .nodes
             .iter()
@@ -327,12 +310,15 @@ impl UsageSet {
     /// to one cluster).
     pub fn label(&mut self, cluster: &str) {
         let containers = std::mem::take(&mut self.containers);
-        self.containers = containers
-            .into_iter()
-            .map(|(mut k, u)| {
-                k.cluster.get_or_insert_with(|| cluster.to_string());
+        // Figures that name the cluster themselves come first, so that they are kept over
+        // unnamed ones for the same container (of equal keys the first is kept).
+        let named = containers.iter().filter(|(k, _)| k.cluster.is_some());
+        let unnamed = containers.iter().filter(|(k, _)| k.cluster.is_none());
+        self.containers = named
+            .chain(unnamed.map(|(mut k, u)| {
+                k.cluster = Some(cluster.to_string());
                 (k, u)
-            })
+            }))
             .collect();
         for n in &mut self.nodes {
             n.cluster.get_or_insert_with(|| cluster.to_string());
@@ -502,12 +488,12 @@ mod tests {
             .insert(key(Some("prod"), "a"), Usage::default());
         set.containers
             .insert(key(Some("prod"), "b"), Usage::default());
-        assert_eq!(set.only_named_cluster(), Some("prod"));
+        assert_eq!(set.containers.only_named_cluster(), Some("prod"));
         assert!(set.get(&key(None, "a")).is_some());
         assert!(set.get(&key(Some("prod"), "plain")).is_some());
         set.containers
             .insert(key(Some("staging"), "a"), Usage::default());
-        assert_eq!(set.only_named_cluster(), None);
+        assert_eq!(set.containers.only_named_cluster(), None);
         assert!(set.get(&key(None, "b")).is_none());
     }
 

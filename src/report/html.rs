@@ -591,7 +591,7 @@ pub fn render(run: &Run, page: &Page) -> String {
                 };
                 let on_it = by_container.get(&key).map(Vec::as_slice).unwrap_or(&[]);
                 // A card even without a chart (GPU utilisation alone): the count is the header's.
-                let charts = gauges(c, u, on_it);
+                let charts = gauges(c, &u, on_it);
                 shown += 1;
                 let _ = writeln!(
                     cards,

@@ -149,7 +149,7 @@ pub fn check(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {
         if let Some(e) = engine {
             check_parallelism(cx, w, c, e, hits);
         }
-        if let Some(usage) = usage_of(cx, w, c) {
+        if let Some(usage) = &usage_of(cx, w, c) {
             if super::is_gpu_container(cx, c) {
                 check_measured(cx, w, c, engine, usage, hits);
             }

@@ -351,7 +351,7 @@ pub(crate) fn landing(cx: &Context, w: &Workload, c: &Container) -> Option<Landi
     }
     found = accelerator::both(found, claimed_product(cx, w, c));
     // Measured: the GPU model the container ran on, else the nodes its selector allows.
-    if let Some(u) = super::headroom::usage_of(cx, w, c) {
+    if let Some(u) = &super::headroom::usage_of(cx, w, c) {
         if let Some(model) = u.gpu_model.as_deref() {
             if let Some(gpu) = accelerator::by_dcgm(model) {
                 found = accelerator::both(
@@ -547,7 +547,7 @@ pub fn check(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {
         match s {
             Ok(Some(s)) => {
                 let measured = super::headroom::usage_of(cx, w, c);
-                judge(cx, c, &s, &on, measured, hits)
+                judge(cx, c, &s, &on, measured.as_ref(), hits)
             }
             Ok(None) => {}
             Err(model) => {

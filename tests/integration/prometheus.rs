@@ -1100,7 +1100,7 @@ fn the_cli_snapshot_and_live_modes_agree(prom: &Prometheus, cluster: &Cluster) {
         .get(&llm)
         .expect("the vLLM Deployment is in the snapshot");
     assert_eq!(
-        check_usage(&llm, written, &expected[&llm]),
+        check_usage(&llm, &written, &expected[&llm]),
         Vec::<String>::new()
     );
     assert_eq!((written.gpu_count, written.gpus_used), (Some(4), Some(3)));
@@ -1230,7 +1230,7 @@ fn workloads_are_resolved_and_measured(prom: &Prometheus, cluster: &Cluster) {
     let mut errs = Vec::new();
     for key in cluster.scenario_keys() {
         match got.usage.get(&key) {
-            Some(u) => errs.extend(check_usage(&key, u, &expected[&key])),
+            Some(u) => errs.extend(check_usage(&key, &u, &expected[&key])),
             None => errs.push(format!("{key:?}: no usage (missing: {:?})", got.missing)),
         }
     }
@@ -1250,7 +1250,7 @@ fn workloads_are_resolved_and_measured(prom: &Prometheus, cluster: &Cluster) {
         name: "llm".into(),
         container: "vllm".into(),
     };
-    let u = &got.usage.containers[&llm];
+    let u = got.usage.containers.get(&llm).unwrap_or_default();
     assert_eq!((u.gpu_count, u.gpus_used), (Some(4), Some(3)));
     assert_eq!(u.gpu_model.as_deref(), Some("NVIDIA H100 80GB HBM3"));
     assert!(u.gpu_engine_active.and_then(|e| e.p99).is_some(), "{u:?}");
@@ -1264,7 +1264,7 @@ fn workloads_are_resolved_and_measured(prom: &Prometheus, cluster: &Cluster) {
         container: "sglang".into(),
         ..llm.clone()
     };
-    let u = &got.usage.containers[&sgl];
+    let u = got.usage.containers.get(&sgl).unwrap_or_default();
     assert_eq!((u.gpu_count, u.gpus_used), (Some(1), Some(1)));
     assert!(u.kv_cache_usage.and_then(|k| k.max).is_some(), "{u:?}");
     let mut want_missing = vec![ghost, wrong_container];

@@ -510,7 +510,7 @@ fn collect_in(url: &str, cluster: &str, wanted: &[ContainerKey]) -> Collected {
     }
 }
 
-fn usage<'a>(c: &'a Collected, k: &ContainerKey) -> &'a Usage {
+fn usage(c: &Collected, k: &ContainerKey) -> Usage {
     match c.usage.get(k) {
         Some(u) => u,
         None => panic!(

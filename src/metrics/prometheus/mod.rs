@@ -460,11 +460,6 @@ pub fn collect(
             .push(format!("nodes not measured (FIT001 not judged): {e}")),
     }
     finish(&mut out, &mut client, &wanted_set, per_key);
-    // Separate queries (quantile, max, capacity) can disagree in the last float digits;
-    // the statistics must stay ordered (p50 <= p99 <= max <= capacity), as snapshots require.
-    for usage in out.usage.containers.values_mut() {
-        usage.make_consistent();
-    }
     Ok(out)
 }
 
@@ -526,14 +521,20 @@ fn finish(
     wanted: &BTreeSet<ContainerKey>,
     per_key: BTreeMap<ContainerKey, WorkloadAcc>,
 ) {
-    for (key, acc) in per_key {
-        if let Some(usage) = acc.into_usage() {
-            out.usage.containers.insert(key, usage);
-        }
-    }
+    out.usage.containers = per_key
+        .into_iter()
+        .filter_map(|(key, acc)| {
+            let mut usage = acc.into_usage()?;
+            // Separate queries (quantile, max, capacity) can disagree in the last float digits;
+            // the statistics must stay ordered (p50 <= p99 <= max <= capacity), as snapshots
+            // require.
+            usage.make_consistent();
+            Some((key, usage))
+        })
+        .collect();
     out.missing = wanted
         .iter()
-        .filter(|k| !out.usage.containers.contains_key(*k))
+        .filter(|k| !out.usage.containers.contains_key(k))
         .cloned()
         .collect();
     out.requests = client.requests;

@@ -2,7 +2,7 @@
 //! seeds that decode a document container by container, refusing arrays where objects belong.
 
 use std::cell::RefCell;
-use std::collections::BTreeMap;
+use std::collections::HashSet;
 use std::fmt;
 use std::marker::PhantomData;
 
@@ -12,7 +12,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 use super::validate::{check_nodes, container_context, is_rfc3339, Doc};
 use super::{SnapshotError, SnapshotErrorKind, SUPPORTED_VERSIONS};
 use crate::metrics::nodes::NodeInfo;
-use crate::metrics::usage::{ContainerKey, Stats, Usage, UsageSet};
+use crate::metrics::usage::{Builder, ContainerKey, Containers, Stats, Usage, UsageSet};
 
 /// The top-level object: `version`, `window`, `collected_at`, `source`, `containers`.
 pub(super) struct FileSeed<'d, 'a> {
@@ -50,7 +50,7 @@ impl<'de> Visitor<'de> for FileSeed<'_, '_> {
         let mut window: Option<Option<String>> = None;
         let mut collected_at: Option<Option<String>> = None;
         let mut source: Option<Option<String>> = None;
-        let mut containers: Option<BTreeMap<ContainerKey, Usage>> = None;
+        let mut containers: Option<Containers> = None;
         let mut nodes: Option<Vec<NodeInfo>> = None;
         while let Some(key) = map.next_key::<String>()? {
             match key.as_str() {
@@ -138,7 +138,7 @@ struct ContainersSeed<'d, 'a> {
 }
 
 impl<'de> DeserializeSeed<'de> for ContainersSeed<'_, '_> {
-    type Value = BTreeMap<ContainerKey, Usage>;
+    type Value = Containers;
 
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         d.deserialize_seq(self)
@@ -146,7 +146,7 @@ impl<'de> DeserializeSeed<'de> for ContainersSeed<'_, '_> {
 }
 
 impl<'de> Visitor<'de> for ContainersSeed<'_, '_> {
-    type Value = BTreeMap<ContainerKey, Usage>;
+    type Value = Containers;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("an array of container objects")
@@ -157,13 +157,12 @@ impl<'de> Visitor<'de> for ContainersSeed<'_, '_> {
             doc: self.doc,
             failure: self.failure,
         };
-        // One map, filled as the entries are read. To name the first of two duplicates, each
-        // entry's key hash in file order (8 bytes an entry; a map of each key to its index, moved
-        // into the result at the end, held every key and figure twice at the peak): the first
-        // entry with the duplicate's hash. Two different keys with one 64-bit hash could only
-        // make that message name another entry, never accept or refuse a file wrongly.
-        let mut containers: BTreeMap<ContainerKey, Usage> = BTreeMap::new();
-        let mut hashes: Vec<u64> = Vec::new();
+        // The entries as read, kept compactly, and each key's hash to find a duplicate as it
+        // comes (9 bytes an entry, dropped at the end). A hash seen before is a duplicate only
+        // if an entry has the same key; finding it is a pass over them, done once: a duplicate
+        // is an error, and two keys with one 64-bit hash do not happen.
+        let mut containers = Builder::default();
+        let mut hashes: HashSet<u64> = HashSet::new();
         let mut i = 0usize;
         while let Some(c) = seq.next_element_seed(ObjectSeed::<FileContainer>::REQUIRED)? {
             let Some(c) = c else {
@@ -173,27 +172,26 @@ impl<'de> Visitor<'de> for ContainersSeed<'_, '_> {
                 ));
             };
             let (key, usage) = self.doc.check_container(i, c).map_err(|e| seed.fail(e))?;
-            let hash = key_hash(&key);
-            if containers.contains_key(&key) {
-                let first = hashes.iter().position(|&h| h == hash).unwrap_or(i);
-                let path = format!("containers[{i}]");
-                let context = container_context(i, &key);
-                return Err(seed.fail(self.doc.error(
-                    &path,
-                    Some(context),
-                    SnapshotErrorKind::DuplicateContainer { first },
-                )));
+            if !hashes.insert(key_hash(&key)) {
+                if let Some(first) = containers.position(&key) {
+                    let path = format!("containers[{i}]");
+                    let context = container_context(i, &key);
+                    return Err(seed.fail(self.doc.error(
+                        &path,
+                        Some(context),
+                        SnapshotErrorKind::DuplicateContainer { first },
+                    )));
+                }
             }
-            containers.insert(key, usage);
-            hashes.push(hash);
+            containers.push(key, usage);
             i += 1;
         }
-        Ok(containers)
+        drop(hashes);
+        Ok(containers.build())
     }
 }
 
-/// A hash of `key`, the same for equal keys throughout the run (`DefaultHasher::new` has fixed
-/// keys, unlike a `HashMap`'s random state).
+/// A hash of `key`, the same for equal keys.
 fn key_hash(key: &ContainerKey) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut h = std::hash::DefaultHasher::new();

@@ -337,7 +337,7 @@ pub fn write(set: &UsageSet, collected_at: &str) -> String {
         containers: set
             .containers
             .iter()
-            .map(|(key, usage)| FileContainer::new(key, usage))
+            .map(|(key, usage)| FileContainer::new(&key, &usage))
             .collect(),
         nodes: set.nodes.clone(),
     };
@@ -349,8 +349,6 @@ pub fn write(set: &UsageSet, collected_at: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
-
     use super::*;
     use crate::metrics::usage::{ContainerKey, GpuMemory, GpuUtilization, Stats, Usage};
 
@@ -409,7 +407,6 @@ mod tests {
         assert_eq!(set.containers.len(), 2);
         let u = set
             .get(&key("ml", "Deployment", "llm", "vllm"))
-            .cloned()
             .unwrap_or_default();
         assert_eq!(u.samples, Some(20160));
         assert_eq!(u.history_seconds, Some(1_209_600.0));
@@ -441,7 +438,6 @@ mod tests {
         // Missing series stay missing, never zero.
         let sidecar = set
             .get(&key("ml", "Deployment", "llm", "log-shipper"))
-            .cloned()
             .unwrap_or_default();
         assert_eq!(sidecar.history_seconds, None);
         assert_eq!(sidecar.gpu_memory_bytes, None);
@@ -507,7 +503,7 @@ mod tests {
             },
         );
         let back = ok(&write(&set, "2026-01-01T00:00:00Z"));
-        let u = back.containers.values().next().cloned().unwrap_or_default();
+        let u = back.containers.values().next().unwrap_or_default();
         assert_eq!(u.history_seconds, None);
         assert_eq!(
             u.memory_bytes,
@@ -527,7 +523,7 @@ mod tests {
                 several_clusters: Default::default(),
                 window: Some("7d".into()),
                 source: "test".into(),
-                containers: BTreeMap::new(),
+                containers: Default::default(),
                 nodes: Vec::new(),
             };
             for i in 0..rng.below(5) {
@@ -836,7 +832,7 @@ mod tests {
             r#""gpu_model": "NVIDIA H100 80GB HBM3", "gpu_count": 8, "gpus_used": 4, "gpu_engine_active": {"avg": 0.12, "p99": 0.41}, "kv_cache_usage": {"p99": 0.35, "max": 0.5}"#,
         );
         let set = ok(&text);
-        let u = set.containers.values().next().cloned().unwrap_or_default();
+        let u = set.containers.values().next().unwrap_or_default();
         assert_eq!(u.gpu_model.as_deref(), Some("NVIDIA H100 80GB HBM3"));
         assert_eq!((u.gpu_count, u.gpus_used), (Some(8), Some(4)));
         assert_eq!(u.gpu_engine_active.and_then(|g| g.p99), Some(0.41));
@@ -875,12 +871,12 @@ mod tests {
         // low; the literal is re-read with the standard library.
         let v = 963_421.720_266_869_3_f64;
         let set = ok(&doc(&format!(r#""memory_bytes": {{"p99": {v:?}}}"#)));
-        let u = set.containers.values().next().cloned().unwrap_or_default();
+        let u = set.containers.values().next().unwrap_or_default();
         assert_eq!(u.memory_bytes.and_then(|s| s.p99), Some(v));
         let set = ok(&doc(
             r#""memory_bytes": {"p99": 3.1E+10}, "history_seconds": 10800"#,
         ));
-        let u = set.containers.values().next().cloned().unwrap_or_default();
+        let u = set.containers.values().next().unwrap_or_default();
         assert_eq!(u.memory_bytes.and_then(|s| s.p99), Some(3.1e10));
         assert_eq!(u.history_seconds, Some(10_800.0));
     }
@@ -925,7 +921,7 @@ mod tests {
         let set = ok(&doc(
             r#""memory_bytes": {"p50": null, "p99": 3}, "oom_kills": null"#,
         ));
-        let u = set.containers.values().next().cloned().unwrap_or_default();
+        let u = set.containers.values().next().unwrap_or_default();
         assert_eq!(u.memory_bytes.and_then(|s| s.p50), None);
         assert_eq!(u.oom_kills, None);
     }

@@ -144,7 +144,7 @@ pub fn usage_key(
 }
 
 /// The measured usage of a container, if any.
-pub(crate) fn usage_of<'u>(cx: &Context<'u>, w: &Workload, c: &Container) -> Option<&'u Usage> {
+pub(crate) fn usage_of(cx: &Context, w: &Workload, c: &Container) -> Option<Usage> {
     cx.usage
         .zip(usage_key(w, c, cx.default_namespace, cx.cluster))
         .and_then(|(set, key)| set.get(&key))
@@ -152,7 +152,7 @@ pub(crate) fn usage_of<'u>(cx: &Context<'u>, w: &Workload, c: &Container) -> Opt
 
 /// Whether measurements give a memory recommendation for this container.
 pub(crate) fn has_memory_recommendation(cx: &Context, w: &Workload, c: &Container) -> bool {
-    usage_of(cx, w, c).is_some_and(|u| recommend::memory(u, cx.policy).is_ok())
+    usage_of(cx, w, c).is_some_and(|u| recommend::memory(&u, cx.policy).is_ok())
 }
 
 /// The measured recommendation for `resource` (`memory` or `cpu`) of a container, as the
@@ -163,7 +163,7 @@ pub(crate) fn measured_quantity(
     c: &Container,
     resource: &str,
 ) -> Option<(String, Quantity)> {
-    let usage = usage_of(cx, w, c)?;
+    let usage = &usage_of(cx, w, c)?;
     let text = match resource {
         "memory" => recommend::memory(usage, cx.policy).ok()?.quantity,
         "cpu" => recommend::cpu(usage, cx.policy).ok()?.quantity,
@@ -191,7 +191,7 @@ pub(crate) fn guaranteed_size(
     resource: &str,
     gpu: bool,
 ) -> Option<GuaranteedSize> {
-    let usage = usage_of(cx, w, c)?;
+    let usage = &usage_of(cx, w, c)?;
     match resource {
         "memory" => {
             let rec = recommend::memory(usage, cx.policy).ok()?;
@@ -248,7 +248,7 @@ pub fn check(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {
         };
         let gpu = is_gpu_container(cx, c);
         match usage_set.get(&key) {
-            Some(usage) => check_container(cx, w, c, usage, gpu, hits),
+            Some(usage) => check_container(cx, w, c, &usage, gpu, hits),
             None if gpu => hits.push(
                 Hit::new(
                     Rule::UsageDataMissing,
