@@ -504,7 +504,7 @@ registry! {
         severity: Info,
         enabled_by_default: true,
         fix: Never,
-        summary: "an inference engine serves a model that is not in the model catalogue: its fit is not checked",
+        summary: "an inference engine serves a model that is not in the model catalogue (or a Kaito Workspace's instance type or ConfigMap is unknown): its fit is not checked",
     }
     UsageDataMissing {
         id: "MET001",
