@@ -166,7 +166,7 @@ impl Sizing {
             // One node of a larger instance type, with Kaito's layout on it.
             let larger = accelerator::instances().into_iter().find(|i| {
                 let total = i.gpu.memory_mib * i.gpus as f64;
-                let ours = on.gpu.memory_mib * (self.gpus_per_node * self.nodes) as f64;
+                let ours = on.gpu.memory_mib * self.gpus_per_node.saturating_mul(self.nodes) as f64;
                 let tp = if i.gpus > 1 && weights_gib(model, model.dtype) * 2.0 < i.nominal_gib {
                     1
                 } else {
@@ -212,6 +212,18 @@ fn default_utilization(on: &Landing) -> f64 {
 fn unresolved(text: &str) -> bool {
     text.contains("${") || text.contains("{{") || text.contains("$(")
 }
+
+/// A count of GPUs a node has, as written: a whole number from 1 to 64 (no node has more; a
+/// larger or other value is not a count gpulint sizes with).
+fn gpu_count(text: &str) -> Option<u64> {
+    text.trim()
+        .parse::<u64>()
+        .ok()
+        .filter(|n| (1..=MAX_GPUS_A_NODE).contains(n))
+}
+
+/// The most GPUs a node is taken to have.
+const MAX_GPUS_A_NODE: u64 = 64;
 
 /// The GPUs a Workspace's pods get.
 struct Gpus {
@@ -267,7 +279,7 @@ fn gpus(ws: &Workspace, who: &str, preset: &Node, hits: &mut Vec<Hit>) -> Option
                 });
             }
             Some("accelerator") => {
-                let count: u64 = p.count?.text()?.trim().parse().ok().filter(|n| *n >= 1)?;
+                let count = gpu_count(p.count?.text()?)?;
                 let mut g = byo(ws, resource_at)?;
                 g.gpus_per_node = count;
                 g.instance = None;
@@ -346,12 +358,7 @@ fn byo(ws: &Workspace, at: Span) -> Option<Gpus> {
         }
     }
     let product = ws.label(accelerator::PRODUCT_LABEL)?;
-    let count: u64 = ws
-        .label("nvidia.com/gpu.count")?
-        .trim()
-        .parse()
-        .ok()
-        .filter(|n| *n >= 1)?;
+    let count = gpu_count(ws.label("nvidia.com/gpu.count")?)?;
     let gpu = accelerator::by_label(accelerator::PRODUCT_LABEL, product)?
         .into_iter()
         .min_by(|a, b| a.memory_mib.total_cmp(&b.memory_mib))?;

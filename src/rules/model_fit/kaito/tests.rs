@@ -471,3 +471,51 @@ fn kaitos_share_is_its_controllers() {
     assert_eq!(default_utilization(&on("NVIDIA A10G")), 0.84);
     assert_eq!(default_utilization(&on("NVIDIA L4")), 0.84);
 }
+
+/// Odd values (from a repository: anything) neither panic nor become a verdict.
+#[test]
+fn odd_values_neither_panic_nor_guess() {
+    let odd = [
+        "resource: {instanceType: [a, b]}\ninference: {preset: {name: phi-4}}",
+        "resource: {instanceType: Standard_NC24ads_A100_v4}\ninference: {preset: {name: [phi-4]}}",
+        "resource: {partition: {mode: accelerator, count: 18446744073709551615}, labelSelector: {matchLabels: {nvidia.com/gpu.product: NVIDIA-L4, nvidia.com/gpu.count: '1'}}}\ninference: {preset: {name: phi-4}}",
+        "resource: {partition: {mode: mig, profile: 0g.0gb}}\ninference: {preset: {name: phi-4}}",
+        "resource: {partition: {mode: mig, profile: 99999999999999999999g.99999999999999999999gb}}\ninference: {preset: {name: phi-4}}",
+        "resource: {labelSelector: {matchLabels: {nvidia.com/gpu.product: NVIDIA-L4, nvidia.com/gpu.count: '-3'}}}\ninference: {preset: {name: phi-4}}",
+        "resource: {labelSelector: {matchExpressions: [{key: node.kubernetes.io/instance-type, operator: In, values: [g5.xlarge, g6.xlarge]}]}}\ninference: {preset: {name: phi-4}}",
+        "resource: {instanceType: g5.xlarge}\ninference: {preset: {name: deepseek-r1-0528}, config: params}",
+        "resource: null\ninference: null",
+        "resource: {instanceType: g5.xlarge}\ninference: {preset: {name: phi-4}, config: [x]}",
+        "resource: {instanceType: g5.xlarge}\ninference: {preset: {name: ''}}",
+        "resource: {instanceType: '   '}\ninference: {preset: {name: phi-4}}",
+    ];
+    for body in odd {
+        let text = format!(
+            "apiVersion: kaito.sh/v1beta1\nkind: Workspace\nmetadata: {{name: ws}}\n{body}\n"
+        );
+        for (r, _, m) in fit(&text) {
+            assert!(!matches!(r.as_str(), "FIT002" | "FIT003"), "{body}: {m}");
+        }
+    }
+    // A ConfigMap's odd values: none panics; those gpulint cannot read are not judged.
+    for vllm in [
+        "tensor-parallel-size: 18446744073709551615, pipeline-parallel-size: 18446744073709551615",
+        "max-model-len: 18446744073709551615",
+        "max-model-len: 0",
+        "gpu-memory-utilization: 1e-300",
+        "gpu-memory-utilization: .nan",
+        "gpu-memory-utilization: 2",
+        "dtype: int3",
+        "kv-cache-dtype: fp2",
+        "max-num-seqs: -1",
+        "quantization: unknown-method",
+    ] {
+        let found = fit(&workspace(
+            "deepseek-r1-0528",
+            Some("g5.xlarge"),
+            None,
+            Some(vllm),
+        ));
+        assert!(found.len() <= 1, "{vllm}: {found:?}");
+    }
+}
