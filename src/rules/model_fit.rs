@@ -5,6 +5,11 @@
 //! use. The arithmetic ([`estimate`]) is Kaito's "Model SKU Requirements Calculation Guide"
 //! (measured on vLLM 0.10.1): weights × 1.02, plus 1.7 GiB of activations and 0.6 GiB outside
 //! PyTorch on every GPU, within capacity × the engine's memory share.
+//!
+//! A container is read from its flags; a Kaito `Workspace`, which has no pod template, from its
+//! preset, instance type and ConfigMap, sized as Kaito's controller sizes it (`kaito.rs`). Both
+//! are judged by [`judge`], told by a [`Site`] where the findings point and how their messages
+//! name the settings.
 
 use super::{container_label, flag_span, Context, Hit, Rule};
 use crate::k8s::accelerator::{self, Candidate, Landing};
