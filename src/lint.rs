@@ -539,10 +539,7 @@ impl Linter {
     /// The object as the rules see it: a workload, or, for the few kinds checked on their
     /// own (a LocalQueue), a view without pods.
     fn view<'a>(&self, object: crate::k8s::workload::Object<'a>) -> Option<Workload<'a>> {
-        if rules::checks_object(&object.id) {
-            return Some(Workload::bare(object));
-        }
-        Workload::of(object, &self.catalog)
+        rules::view(object, &self.catalog)
     }
 
     /// Which of the run's containers the measurements cover (`None` without measurements): those

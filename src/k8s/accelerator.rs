@@ -30,6 +30,43 @@ pub struct Gpu {
     pub gke: Vec<String>,
     pub karpenter: Vec<String>,
     pub instance_types: Vec<String>,
+    /// Instance types by exact name, with the GPUs a node of each has.
+    pub instance_gpus: Vec<(String, u64)>,
+    /// The data sheet's GB (what Kaito's SKU table writes as GiB).
+    pub nominal_gb: Option<f64>,
+}
+
+/// `instance_gpus`: `{name: count}`, each count a whole number above 0.
+fn decode_instance_gpus(node: Option<&Node>, gpu: &str) -> Result<Vec<(String, u64)>, DecodeError> {
+    let Some(node) = node else {
+        return Ok(Vec::new());
+    };
+    let bad = |at: &Node, message: String| DecodeError {
+        offset: at.span.start(),
+        message: format!("GPU {gpu}: `instance_gpus`: {message}"),
+    };
+    let entries = node.as_map().ok_or_else(|| {
+        bad(
+            node,
+            "expected a mapping of instance type to GPU count".into(),
+        )
+    })?;
+    entries
+        .iter()
+        .map(|e| {
+            let name = e
+                .key
+                .text()
+                .ok_or_else(|| bad(&e.key, "expected an instance type".into()))?;
+            let count = e
+                .value
+                .text()
+                .and_then(|t| t.parse::<u64>().ok())
+                .filter(|n| *n >= 1)
+                .ok_or_else(|| bad(&e.value, format!("{name}: expected a whole number above 0")))?;
+            Ok((name.to_string(), count))
+        })
+        .collect()
 }
 
 fn decode_gpu(node: &Node) -> Result<Gpu, DecodeError> {
@@ -42,14 +79,23 @@ fn decode_gpu(node: &Node) -> Result<Gpu, DecodeError> {
             offset: node.span.start(),
             message: format!("GPU {name}: `memory_mib`: expected a whole number above 0"),
         })? as u64;
+    let nominal_gb = f.number("nominal_gb")?;
+    if let Some(v) = nominal_gb.filter(|v| *v <= 0.0) {
+        return Err(DecodeError {
+            offset: node.span.start(),
+            message: format!("GPU {name}: `nominal_gb`: expected a number above 0, found {v}"),
+        });
+    }
     let g = Gpu {
-        name,
-        memory_mib,
         products: f.string_list("products")?,
         dcgm: f.string_list("dcgm")?,
         gke: f.string_list("gke")?,
         karpenter: f.string_list("karpenter")?,
         instance_types: f.string_list("instance_types")?,
+        instance_gpus: decode_instance_gpus(f.take("instance_gpus"), &name)?,
+        nominal_gb,
+        name,
+        memory_mib,
     };
     f.finish()?;
     Ok(g)
@@ -159,6 +205,56 @@ fn instance_type_matches(pattern: &str, value: &str) -> bool {
     }
 }
 
+/// A cloud instance type the table sizes: its GPU and how many a node has.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Instance {
+    /// The name as the table writes it (`Standard_NC24ads_A100_v4`).
+    pub name: String,
+    pub gpu: Candidate,
+    pub gpus: u64,
+    /// One GPU's memory as Kaito's SKU table gives it, GiB (the data sheet's GB), else the
+    /// memory the driver reports.
+    pub nominal_gib: f64,
+}
+
+/// The instance type `value` names, compared ignoring case (as Kaito compares SKUs).
+pub fn instance(value: &str) -> Option<Instance> {
+    let value = value.trim();
+    table().iter().find_map(|g| {
+        let (name, gpus) = g
+            .instance_gpus
+            .iter()
+            .find(|(name, _)| name.eq_ignore_ascii_case(value))?;
+        Some(Instance {
+            name: name.clone(),
+            gpu: Candidate::of(g),
+            gpus: *gpus,
+            nominal_gib: g.nominal_gb.unwrap_or(g.memory_mib as f64 / 1024.0),
+        })
+    })
+}
+
+/// Every instance type the table sizes, smallest total GPU memory first.
+pub fn instances() -> Vec<Instance> {
+    let mut all: Vec<Instance> = table()
+        .iter()
+        .flat_map(|g| {
+            g.instance_gpus.iter().map(|(name, gpus)| Instance {
+                name: name.clone(),
+                gpu: Candidate::of(g),
+                gpus: *gpus,
+                nominal_gib: g.nominal_gb.unwrap_or(g.memory_mib as f64 / 1024.0),
+            })
+        })
+        .collect();
+    all.sort_by(|a, b| {
+        (a.gpu.memory_mib * a.gpus as f64)
+            .total_cmp(&(b.gpu.memory_mib * b.gpus as f64))
+            .then_with(|| a.name.cmp(&b.name))
+    });
+    all
+}
+
 /// `nvidia.com/gpu.memory` and Karpenter's memory label are MiB.
 fn memory_candidate(value: &str) -> Option<Candidate> {
     let mib: u64 = value.trim().parse().ok().filter(|v| *v > 0)?;
@@ -185,6 +281,7 @@ pub fn by_label(key: &str, value: &str) -> Option<Vec<Candidate>> {
             g.instance_types
                 .iter()
                 .any(|p| instance_type_matches(p, value))
+                || g.instance_gpus.iter().any(|(name, _)| name == value)
         }),
         MEMORY_LABEL | KARPENTER_MEMORY_LABEL => memory_candidate(value).into_iter().collect(),
         _ => return None,
@@ -772,6 +869,94 @@ mod tests {
             by_dcgm("NVIDIA L4").map(|c| c.name),
             Some("NVIDIA L4".into())
         );
+    }
+
+    /// Instance types with the GPUs a node has: Kaito's SKU tables
+    /// (https://github.com/kaito-project/kaito/blob/056b8280b1a8debf644bc6f4399e913a1f9c7e70/pkg/sku/azure_sku_handler.go
+    /// and aws_sku_handler.go; the T4 sizes from the same files before kaito-project/kaito#2185),
+    /// and AWS's G6e page. Kaito compares names ignoring case.
+    #[test]
+    fn instance_types_have_their_gpus_a_node() {
+        let cases: &[(&str, &str, u64, f64)] = &[
+            ("Standard_NC24ads_A100_v4", "NVIDIA A100 80GB", 1, 80.0),
+            ("standard_nc48ads_a100_v4", "NVIDIA A100 80GB", 2, 80.0),
+            ("Standard_NC96ads_A100_v4", "NVIDIA A100 80GB", 4, 80.0),
+            ("Standard_ND96amsr_A100_v4", "NVIDIA A100 80GB", 8, 80.0),
+            ("Standard_ND96asr_A100_v4", "NVIDIA A100 40GB", 8, 40.0),
+            ("Standard_ND96asr_v4", "NVIDIA A100 40GB", 8, 40.0),
+            ("Standard_NC40ads_H100_v5", "NVIDIA H100 NVL", 1, 94.0),
+            ("Standard_NC80adis_H100_v5", "NVIDIA H100 NVL", 2, 94.0),
+            ("Standard_NCC40ads_H100_v5", "NVIDIA H100 NVL", 1, 94.0),
+            ("Standard_ND96isr_H100_v5", "NVIDIA H100 80GB", 8, 80.0),
+            ("Standard_ND96isr_H200_v5", "NVIDIA H200", 8, 141.0),
+            ("Standard_NV36ads_A10_v5", "NVIDIA A10", 1, 24.0),
+            ("Standard_NV72ads_A10_v5", "NVIDIA A10", 2, 24.0),
+            ("Standard_NC4as_T4_v3", "NVIDIA T4", 1, 16.0),
+            ("Standard_NC64as_T4_v3", "NVIDIA T4", 4, 16.0),
+            ("p4d.24xlarge", "NVIDIA A100 40GB", 8, 40.0),
+            ("p4de.24xlarge", "NVIDIA A100 80GB", 8, 80.0),
+            ("p5.48xlarge", "NVIDIA H100 80GB", 8, 80.0),
+            ("p5en.48xlarge", "NVIDIA H200", 8, 141.0),
+            ("g5.xlarge", "NVIDIA A10G", 1, 24.0),
+            ("g5.12xlarge", "NVIDIA A10G", 4, 24.0),
+            ("g5.48xlarge", "NVIDIA A10G", 8, 24.0),
+            ("g6.2xlarge", "NVIDIA L4", 1, 24.0),
+            ("g6.24xlarge", "NVIDIA L4", 4, 24.0),
+            ("g6.48xlarge", "NVIDIA L4", 8, 24.0),
+            ("gr6.8xlarge", "NVIDIA L4", 1, 24.0),
+            ("g6e.12xlarge", "NVIDIA L40S", 4, 48.0),
+            ("g4dn.12xlarge", "NVIDIA T4", 4, 16.0),
+            ("p3.8xlarge", "NVIDIA V100 16GB", 4, 16.0),
+        ];
+        for (name, gpu, gpus, nominal) in cases {
+            let i = instance(name).unwrap_or_else(|| panic!("{name}"));
+            assert_eq!(
+                (i.gpu.name.as_str(), i.gpus, i.nominal_gib),
+                (*gpu, *gpus, *nominal),
+                "{name}"
+            );
+            // The node label (as the table spells it) selects the same GPU.
+            assert_eq!(one(INSTANCE_TYPE_LABEL, &i.name).0, *gpu, "{name}");
+        }
+        // A family pattern selects the GPU, but the count of a size it does not list is not
+        // guessed; AMD's and unknown sizes are not in the table.
+        assert!(by_label(INSTANCE_TYPE_LABEL, "a2-highgpu-8g").is_some());
+        assert_eq!(instance("a2-highgpu-8g"), None);
+        assert_eq!(instance("Standard_NG32ads_V620_v1"), None);
+        assert_eq!(instance(""), None);
+        let all = instances();
+        assert!(all.len() >= 40, "{}", all.len());
+        assert!(all
+            .windows(2)
+            .all(|w| w[0].gpu.memory_mib * w[0].gpus as f64
+                <= w[1].gpu.memory_mib * w[1].gpus as f64));
+    }
+
+    /// The table's own errors name the row.
+    #[test]
+    fn instance_gpus_must_be_whole_counts() {
+        for (bad, wanted) in [
+            (
+                "gpus: [{name: X, memory_mib: 1, instance_gpus: {a: 0}}]",
+                "a: expected a whole number above 0",
+            ),
+            (
+                "gpus: [{name: X, memory_mib: 1, instance_gpus: {a: two}}]",
+                "a: expected a whole number above 0",
+            ),
+            (
+                "gpus: [{name: X, memory_mib: 1, instance_gpus: [a]}]",
+                "expected a mapping",
+            ),
+            (
+                "gpus: [{name: X, memory_mib: 1, nominal_gb: 0}]",
+                "`nominal_gb`: expected a number above 0",
+            ),
+        ] {
+            let stream = Stream::parse(bad);
+            let e = decode(&stream.documents[0].root).unwrap_err();
+            assert!(e.message.contains(wanted), "{bad}: {}", e.message);
+        }
     }
 
     fn landing(spec: &str) -> Option<Landing> {

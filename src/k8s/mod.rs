@@ -5,6 +5,7 @@ pub mod catalog;
 pub mod dra;
 pub mod engine;
 pub mod gpu;
+pub mod kaito;
 pub mod kueue;
 pub mod model;
 pub mod podsets;

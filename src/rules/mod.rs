@@ -504,7 +504,7 @@ registry! {
         severity: Info,
         enabled_by_default: true,
         fix: Never,
-        summary: "an inference engine serves a model that is not in the model catalogue: its fit is not checked",
+        summary: "an inference engine serves a model that is not in the model catalogue (or a Kaito Workspace's instance type or ConfigMap is unknown): its fit is not checked",
     }
     UsageDataMissing {
         id: "MET001",
@@ -688,6 +688,8 @@ pub struct RepoFacts {
     pub kueue: crate::k8s::kueue::KueueFacts,
     /// DRA ResourceClaimTemplates and ResourceClaims.
     pub dra: crate::k8s::dra::DraFacts,
+    /// Kaito's inference ConfigMaps (a Workspace's `inference.config`).
+    pub kaito: crate::k8s::kaito::KaitoFacts,
 }
 
 impl RepoFacts {
@@ -705,6 +707,7 @@ impl RepoFacts {
         }
         self.kueue.add(object, "default");
         self.dra.add(object, "default");
+        self.kaito.add(object);
     }
 
     /// The facts of every object of a YAML text (tests).
@@ -722,11 +725,22 @@ impl RepoFacts {
 }
 
 /// Whether a rule's verdict reads objects besides the workload (`Context::facts`: queues,
-/// quotas, flavors, namespaces, claims): the Kueue and DRA families, and SCH001 (a Kueue
-/// flavor's tolerations). `--changed-since` keeps their findings when such an object changed.
+/// quotas, flavors, namespaces, claims, Kaito's inference ConfigMaps): the Kueue and DRA
+/// families, SCH001 (a Kueue flavor's tolerations) and FIT002–FIT005 (a Kueue flavor's or a DRA
+/// claim's GPU, a Kaito Workspace's ConfigMap). `--changed-since` keeps their findings when such
+/// an object changed.
 pub fn reads_repo_facts(rule: Rule) -> bool {
     let id = rule.id();
-    id.starts_with("KUE") || id.starts_with("DRA") || rule == Rule::GpuTolerationMissing
+    id.starts_with("KUE")
+        || id.starts_with("DRA")
+        || matches!(
+            rule,
+            Rule::GpuTolerationMissing
+                | Rule::ModelWeightsDoNotFit
+                | Rule::ModelContextDoesNotFit
+                | Rule::ModelConcurrencyLow
+                | Rule::ModelUnknown
+        )
 }
 
 /// Kinds checked on their own, not as workloads (they run no pods): a LocalQueue's target, a
@@ -736,6 +750,23 @@ pub fn checks_object(id: &ObjectRef) -> bool {
     let claim = matches!(id.kind.as_str(), "ResourceClaimTemplate" | "ResourceClaim")
         && id.api_version.starts_with(crate::k8s::dra::GROUP);
     queue || claim
+}
+
+/// The view the rules check an object through: a kind checked on its own ([`checks_object`]),
+/// else a workload (its pod templates and containers), else a Kaito Workspace with no pod
+/// template (the fit rules size its preset), else nothing.
+pub fn view<'a>(
+    object: crate::k8s::workload::Object<'a>,
+    catalog: &crate::k8s::catalog::Catalog,
+) -> Option<Workload<'a>> {
+    if checks_object(&object.id) {
+        return Some(Workload::bare(object));
+    }
+    if crate::k8s::kaito::is_workspace(&object.id) {
+        let bare = object.clone();
+        return Some(Workload::of(object, catalog).unwrap_or_else(|| Workload::bare(bare)));
+    }
+    Workload::of(object, catalog)
 }
 
 /// What the rules need besides the workload.
@@ -1041,12 +1072,7 @@ pub(crate) mod test_support {
                 default_namespace: "default",
             };
             for obj in objects(doc) {
-                let view = if checks_object(&obj.id) {
-                    Some(Workload::bare(obj))
-                } else {
-                    Workload::of(obj, &catalog)
-                };
-                if let Some(w) = view {
+                if let Some(w) = view(obj, &catalog) {
                     for h in check_workload(&cx, &w) {
                         if !all && !h.rule.info().enabled_by_default {
                             continue;

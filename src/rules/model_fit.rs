@@ -5,6 +5,11 @@
 //! use. The arithmetic ([`estimate`]) is Kaito's "Model SKU Requirements Calculation Guide"
 //! (measured on vLLM 0.10.1): weights × 1.02, plus 1.7 GiB of activations and 0.6 GiB outside
 //! PyTorch on every GPU, within capacity × the engine's memory share.
+//!
+//! A container is read from its flags; a Kaito `Workspace`, which has no pod template, from its
+//! preset, instance type and ConfigMap, sized as Kaito's controller sizes it (`kaito.rs`). Both
+//! are judged by [`judge`], told by a [`Site`] where the findings point and how their messages
+//! name the settings.
 
 use super::{container_label, flag_span, Context, Hit, Rule};
 use crate::k8s::accelerator::{self, Candidate, Landing};
@@ -12,6 +17,7 @@ use crate::k8s::engine::{self, Engine, FractionCovers, ServingFlags, Setting};
 use crate::k8s::model::{Dtype, Found, Model};
 use crate::k8s::workload::{Container, Workload};
 use crate::metrics::usage::Usage;
+use crate::source::yaml::Span;
 use serde::Serialize;
 
 /// Weights take this much more GPU memory than their files (the guide's 102%).
@@ -419,11 +425,11 @@ fn claimed_product(cx: &Context, w: &Workload, c: &Container) -> Option<Landing>
     found
 }
 
-/// What a container's engine serves, read once.
+/// What an engine serves and how it is told to size it, read once: from a container's flags,
+/// or from a Kaito Workspace's preset, instance type and ConfigMap (`kaito.rs`).
 struct Served<'a> {
     engine: &'static Engine,
     flags: &'static ServingFlags,
-    model: Setting<'a>,
     /// The served name, for people (`gemma-7b-AWQ`).
     name: String,
     found: Found<'a>,
@@ -432,9 +438,130 @@ struct Served<'a> {
     tp: u64,
     pp: u64,
     fraction: f64,
-    fraction_written: bool,
-    context: Option<(u64, Setting<'a>)>,
+    context: Option<u64>,
+    /// Without a context setting the engine takes the model's whole context (and checks it).
+    context_from_model: bool,
     max_seqs: Option<u64>,
+}
+
+/// Where a served model's findings are shown, and how their messages name its settings.
+struct Site<'a> {
+    /// `container `vllm``, `Workspace `phi-4``.
+    who: String,
+    container: Option<&'a Container<'a>>,
+    /// Where FIT002 points (and FIT003/FIT004 without a context setting), and where its
+    /// suppression comment may sit.
+    model: (Span, Span),
+    /// Where the context setting is written, when it is.
+    context: Option<(Span, Span)>,
+    /// How messages name the engine's settings.
+    words: Words,
+    /// Kaito's sizing, whose help names instance types and ConfigMap settings.
+    kaito: Option<kaito::Sizing>,
+}
+
+/// How a finding names the settings it is about: the engine's flags, or the `vllm:` keys of a
+/// Kaito Workspace's ConfigMap.
+enum Words {
+    Flags {
+        /// The memory share was written (else it is the engine's default).
+        fraction_written: bool,
+        /// The context flag as written (`--max_model_len`), when it is.
+        context_flag: Option<String>,
+    },
+    KaitoConfig {
+        /// The ConfigMap `inference.config` names, when it does.
+        configmap: Option<String>,
+        /// `gpu-memory-utilization` is the ConfigMap's (else Kaito's own).
+        fraction_written: bool,
+    },
+}
+
+impl Words {
+    /// A setting and its value, for messages: `--max-num-seqs 256`, `max-num-seqs 256 of
+    /// ConfigMap `params``.
+    fn setting_value(&self, flags: &[String], key: &str, value: impl std::fmt::Display) -> String {
+        match self {
+            Words::Flags { .. } => format!("{} {value}", flags.first().map_or(key, |f| f.as_str())),
+            Words::KaitoConfig {
+                configmap: Some(cm),
+                ..
+            } => format!("{key} {value} of ConfigMap `{cm}`"),
+            Words::KaitoConfig {
+                configmap: None, ..
+            } => format!("{key} {value}"),
+        }
+    }
+
+    /// The context setting, for messages: as written (`--max_model_len`), else the engine's
+    /// first spelling, else the ConfigMap's `max-model-len`.
+    fn context(&self, flags: &[String]) -> String {
+        match self {
+            Words::Flags {
+                context_flag: Some(flag),
+                ..
+            } => flag.clone(),
+            Words::Flags { .. } => flags.first().cloned().unwrap_or_default(),
+            Words::KaitoConfig {
+                configmap: Some(cm),
+                ..
+            } => format!("max-model-len of ConfigMap `{cm}`"),
+            Words::KaitoConfig {
+                configmap: None, ..
+            } => "max-model-len".into(),
+        }
+    }
+
+    /// The context setting and its value: `--max-model-len 65536`, `max-model-len 65536 of
+    /// ConfigMap `params``.
+    fn context_value(&self, flags: &[String], value: u64) -> String {
+        match self {
+            Words::Flags { .. } => format!("{} {value}", self.context(flags)),
+            Words::KaitoConfig { .. } => self.setting_value(flags, "max-model-len", value),
+        }
+    }
+
+    /// The edit that sets the context: `--max-model-len 21968`, `max-model-len: 21968 under
+    /// `vllm:` in ConfigMap `params``.
+    fn set_context(&self, flags: &[String], value: u64) -> String {
+        match self {
+            Words::Flags { .. } => format!("{} {value}", self.context(flags)),
+            Words::KaitoConfig {
+                configmap: Some(cm),
+                ..
+            } => format!("max-model-len: {value} under `vllm:` in ConfigMap `{cm}`"),
+            Words::KaitoConfig {
+                configmap: None, ..
+            } => format!(
+                "max-model-len: {value} under `vllm:` in a ConfigMap that `inference.config` names"
+            ),
+        }
+    }
+
+    /// What the memory share is: `0.90, the default`, `0.84, the gpu-memory-utilization Kaito passes`.
+    fn share(&self, fraction: f64) -> String {
+        match self {
+            Words::Flags {
+                fraction_written: true,
+                ..
+            } => format!("{fraction:.2}"),
+            Words::Flags {
+                fraction_written: false,
+                ..
+            } => format!("{fraction:.2}, the default"),
+            Words::KaitoConfig {
+                fraction_written: true,
+                configmap,
+            } => format!(
+                "{fraction:.2}, the gpu-memory-utilization of ConfigMap `{}`",
+                configmap.as_deref().unwrap_or("?")
+            ),
+            Words::KaitoConfig {
+                fraction_written: false,
+                ..
+            } => format!("{fraction:.2}, the gpu-memory-utilization Kaito passes"),
+        }
+    }
 }
 
 fn number<T: std::str::FromStr>(s: &Setting) -> Option<T> {
@@ -462,9 +589,17 @@ fn tp_pp(engine: &Engine, c: &Container) -> Option<(u64, u64)> {
     Some((sizes[0], sizes[1]))
 }
 
-/// `None` when the model cannot be judged (returned as `Err` with the model's name when it
-/// is named but not catalogued).
-fn served<'a>(cx: &'a Context, c: &Container<'a>) -> Result<Option<Served<'a>>, Setting<'a>> {
+/// What a container's flags serve, with the settings its findings point at.
+struct FromFlags<'a> {
+    served: Served<'a>,
+    model: Setting<'a>,
+    context: Option<Setting<'a>>,
+    fraction_written: bool,
+}
+
+/// A container's model and flags. `None` when the model cannot be judged (returned as `Err`
+/// with the model's name when it is named but not catalogued).
+fn served<'a>(cx: &'a Context, c: &Container<'a>) -> Result<Option<FromFlags<'a>>, Setting<'a>> {
     let Some(engine) = engine::detect(c) else {
         return Ok(None);
     };
@@ -490,13 +625,11 @@ fn served<'a>(cx: &'a Context, c: &Container<'a>) -> Result<Option<Served<'a>>, 
         return Ok(None);
     };
     let kv_flag = read(&flags.kv_cache_dtype);
-    let kv_bytes = match kv_flag.as_ref().and_then(|s| s.value.as_deref()) {
-        Some(v) if v != "auto" => match Dtype::parse(v) {
-            Some(d) => d.bytes(),
-            None => return Ok(None),
-        },
-        _ if dtype_flag == Some(Dtype::Fp32) => 4.0,
-        _ => 2.0,
+    let Some(kv_bytes) = kv_bytes(
+        kv_flag.as_ref().and_then(|s| s.value.as_deref()),
+        dtype_flag,
+    ) else {
+        return Ok(None);
     };
     let Some((tp, pp)) = tp_pp(engine, c) else {
         return Ok(None);
@@ -517,24 +650,43 @@ fn served<'a>(cx: &'a Context, c: &Container<'a>) -> Result<Option<Served<'a>>, 
         None => None,
     };
     let max_seqs = read(&flags.max_seqs).and_then(|s| number::<u64>(&s));
-    Ok(Some(Served {
-        engine,
-        flags,
-        name: crate::k8s::model::display_name(&name),
+    let (context, context_setting) = match context {
+        Some((n, s)) => (Some(n), Some(s)),
+        None => (None, None),
+    };
+    Ok(Some(FromFlags {
+        served: Served {
+            engine,
+            flags,
+            name: crate::k8s::model::display_name(&name),
+            found,
+            dtype,
+            kv_bytes,
+            tp,
+            pp,
+            fraction,
+            context,
+            context_from_model: flags.context_from_model,
+            max_seqs,
+        },
         model,
-        found,
-        dtype,
-        kv_bytes,
-        tp,
-        pp,
-        fraction,
+        context: context_setting,
         fraction_written: fraction_setting.is_some(),
-        context,
-        max_seqs,
     }))
 }
 
+/// The KV cache's bytes an element: `--kv-cache-dtype` (`auto` is the compute dtype's), else
+/// the compute dtype's (4 for fp32, else 2); `None` for a value gpulint cannot size.
+fn kv_bytes(kv_cache_dtype: Option<&str>, dtype: Option<Dtype>) -> Option<f64> {
+    match kv_cache_dtype {
+        Some(v) if v != "auto" => Dtype::parse(v).map(Dtype::bytes),
+        _ if dtype == Some(Dtype::Fp32) => Some(4.0),
+        _ => Some(2.0),
+    }
+}
+
 pub fn check(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {
+    kaito::check(cx, w, hits);
     for c in w.containers.iter().filter(|c| !c.init && c.spark.is_none()) {
         let s = served(cx, c);
         if matches!(s, Ok(None)) {
@@ -545,9 +697,34 @@ pub fn check(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {
             continue;
         };
         match s {
-            Ok(Some(s)) => {
+            Ok(Some(FromFlags {
+                served: s,
+                model,
+                context,
+                fraction_written,
+            })) => {
                 let measured = super::headroom::usage_of(cx, w, c);
-                judge(cx, c, &s, &on, measured.as_ref(), hits)
+                let site = Site {
+                    who: container_label(c),
+                    container: Some(c),
+                    model: flag_span(cx, model.node, &model.flag),
+                    context: context
+                        .as_ref()
+                        .map(|setting| flag_span(cx, setting.node, &setting.flag)),
+                    words: Words::Flags {
+                        fraction_written,
+                        context_flag: context.map(|setting| setting.flag),
+                    },
+                    kaito: None,
+                };
+                judge(
+                    &site,
+                    &s,
+                    &on,
+                    measured.as_ref(),
+                    cx.policy.concurrent_requests,
+                    hits,
+                )
             }
             Ok(None) => {}
             Err(model) => {
@@ -572,10 +749,12 @@ fn unknown(cx: &Context, c: &Container, model: &Setting) -> Hit {
         ),
         "model not in the catalogue".into(),
     )
-    .help("add it under `models:` in .gpulint.yaml (parameters, layers, KV heads, head dimension, context, dtype: its config.json), see docs/models.md")
+    .help(UNKNOWN_MODEL_HELP)
     .comment_anchor(anchor)
     .container(c)
 }
+
+const UNKNOWN_MODEL_HELP: &str = "add it under `models:` in .gpulint.yaml (parameters, layers, KV heads, head dimension, context, dtype: its config.json), see docs/models.md";
 
 fn gib(v: f64) -> String {
     format!("{v:.1} GiB")
@@ -601,23 +780,19 @@ fn inputs(
     }
 }
 
-/// What the engine may use on the GPU, for people: `22.5 GiB × 0.90 less 2.3 GiB`.
-fn usable_text(s: &Served, on: &Landing, e: &Estimate) -> String {
-    let share = if s.fraction_written {
-        format!("{:.2}", s.fraction)
-    } else {
-        format!("{:.2}, the default", s.fraction)
-    };
+/// What the engine may use on the GPU, for people: `22.5 GiB × 0.90, the default, less 2.3 GiB …`.
+fn usable_text(site: &Site, s: &Served, on: &Landing, e: &Estimate) -> String {
     let overhead = if e.overhead > 0.0 {
         format!(", less {} of activations and CUDA context", gib(e.overhead))
     } else {
         String::new()
     };
     format!(
-        "{} usable on {}: {} × {share}{overhead}",
+        "{} usable on {}: {} × {}{overhead}",
         gib(e.usable),
         on.describe(),
         gib(on.gpu.gib()),
+        site.words.share(s.fraction),
     )
 }
 
@@ -630,15 +805,15 @@ fn layout(s: &Served) -> String {
 }
 
 fn judge(
-    cx: &Context,
-    c: &Container,
+    site: &Site,
     s: &Served,
     on: &Landing,
     measured: Option<&Usage>,
+    concurrent_requests: u64,
     hits: &mut Vec<Hit>,
 ) {
     let model = s.found.model;
-    let context = s.context.as_ref().map(|(n, _)| *n).unwrap_or(model.context);
+    let context = s.context.unwrap_or(model.context);
     let e = estimate(&inputs(s, model, s.dtype, s.tp, on.gpu.gib(), context));
     let checked = measured.and_then(|u| measured_fit(u, s, on, &e));
     let fit = Fit {
@@ -660,95 +835,99 @@ fn judge(
             .map(|m| measured_clause(m, starts))
             .unwrap_or_default()
     };
-    let who = container_label(c);
-    let (model_span, model_anchor) = flag_span(cx, s.model.node, &s.model.flag);
+    let who = &site.who;
+    let hit = |h: Hit| match site.container {
+        Some(c) => h.container(c),
+        None => h,
+    };
+    let (model_span, model_anchor) = site.model;
     if !e.weights_fit() {
         let total = weights_gib(model, s.dtype);
-        hits.push(
-            Hit::new(
-                Rule::ModelWeightsDoNotFit,
-                model_span,
-                format!(
-                    "{} in {} is {} of weights: {} a GPU {} in {who}, above the {}: {} cannot load it{}",
-                    s.name,
-                    s.dtype.name(),
-                    gib(total),
-                    gib(e.weights),
-                    layout(s),
-                    usable_text(s, on, &e),
-                    s.engine.name,
-                    clause(true),
-                ),
-                format!("{} of weights a GPU, {} usable", gib(e.weights), gib(e.usable)),
-            )
-            .fit(fit)
-            .help(weights_help(s, model, on, context))
-            .comment_anchor(model_anchor)
-            .container(c),
-        );
-        return;
-    }
-    let checked = s.context.is_some() || s.flags.context_from_model;
-    if !checked {
-        return;
-    }
-    let (span, anchor, flag) = match &s.context {
-        Some((_, setting)) => {
-            let (span, anchor) = flag_span(cx, setting.node, &setting.flag);
-            (span, anchor, setting.flag.clone())
-        }
-        None => (
+        let help = match &site.kaito {
+            Some(k) => k.weights_help(s, model, on, context),
+            None => weights_help(s, model, on, context),
+        };
+        hits.push(hit(Hit::new(
+            Rule::ModelWeightsDoNotFit,
             model_span,
-            model_anchor,
-            s.flags.context.first().cloned().unwrap_or_default(),
-        ),
-    };
+            format!(
+                "{} in {} is {} of weights: {} a GPU {} in {who}, above the {}: {} cannot load it{}",
+                s.name,
+                s.dtype.name(),
+                gib(total),
+                gib(e.weights),
+                layout(s),
+                usable_text(site, s, on, &e),
+                s.engine.name,
+                clause(true),
+            ),
+            format!("{} of weights a GPU, {} usable", gib(e.weights), gib(e.usable)),
+        )
+        .fit(fit)
+        .help(help)
+        .comment_anchor(model_anchor)));
+        return;
+    }
+    if s.context.is_none() && !s.context_from_model {
+        return;
+    }
+    let (span, anchor) = site.context.unwrap_or(site.model);
+    let flag = site.words.context(&s.flags.context);
     let whose = if s.context.is_some() {
-        format!("{flag} {context}")
+        site.words.context_value(&s.flags.context, context)
     } else {
         format!("{context}, the model's context (no {flag})")
     };
     if !e.context_fits() {
         let largest = e.largest_context();
+        let more = match &site.kaito {
+            Some(_) => "an instance type with more GPU memory, an fp8 KV cache (kv-cache-dtype: fp8) or a higher gpu-memory-utilization",
+            None => "a larger GPU, more tensor parallelism, an fp8 KV cache (--kv-cache-dtype fp8) or a higher memory share",
+        };
         let help = if largest >= BLOCK {
             format!(
-                "set {flag} {largest} (the most the KV cache holds by this estimate, a multiple of the block size {BLOCK}), or give it more memory: a larger GPU, more tensor parallelism, an fp8 KV cache (--kv-cache-dtype fp8) or a higher memory share"
+                "set {} (the most the KV cache holds by this estimate, a multiple of the block size {BLOCK}), or give it more memory: {more}",
+                site.words.set_context(&s.flags.context, largest)
             )
         } else {
-            "the weights leave no room for the KV cache: use a larger GPU, more tensor parallelism or a quantized model".to_string()
+            match &site.kaito {
+                Some(_) => "the weights leave no room for the KV cache: use an instance type with more GPU memory or a quantized model".to_string(),
+                None => "the weights leave no room for the KV cache: use a larger GPU, more tensor parallelism or a quantized model".to_string(),
+            }
         };
-        hits.push(
-            Hit::new(
-                Rule::ModelContextDoesNotFit,
-                span,
-                format!(
-                    "one sequence of {whose} needs {} of KV cache a GPU for {} in {who}, but {} of weights leave {} of the {}: {} refuses to start (its KV cache holds about {} tokens){}",
-                    gib(e.kv_one),
-                    s.name,
-                    gib(e.weights),
-                    gib((e.usable - e.weights).max(0.0)),
-                    usable_text(s, on, &e),
-                    s.engine.name,
-                    e.kv_tokens,
-                    clause(true),
-                ),
-                format!("needs {} of KV cache, {} left", gib(e.kv_one), gib((e.usable - e.weights).max(0.0))),
-            )
-            .fit(fit)
-            .help(help)
-            .comment_anchor(anchor)
-            .container(c),
-        );
+        hits.push(hit(Hit::new(
+            Rule::ModelContextDoesNotFit,
+            span,
+            format!(
+                "one sequence of {whose} needs {} of KV cache a GPU for {} in {who}, but {} of weights leave {} of the {}: {} refuses to start (its KV cache holds about {} tokens){}",
+                gib(e.kv_one),
+                s.name,
+                gib(e.weights),
+                gib((e.usable - e.weights).max(0.0)),
+                usable_text(site, s, on, &e),
+                s.engine.name,
+                e.kv_tokens,
+                clause(true),
+            ),
+            format!("needs {} of KV cache, {} left", gib(e.kv_one), gib((e.usable - e.weights).max(0.0))),
+        )
+        .fit(fit)
+        .help(help)
+        .comment_anchor(anchor)));
         return;
     }
     let n = e.concurrent(context);
     // Said when the engine is told to batch more than the cache holds (else the policy's
     // `concurrent_requests`, 1 by default), or when not even one sequence fits by the estimate
     // (within FIT003's tolerance).
-    let wanted = s.max_seqs.unwrap_or(cx.policy.concurrent_requests);
+    let wanted = s.max_seqs.unwrap_or(concurrent_requests);
     if n == 0 || n < wanted {
-        let seqs = match (s.max_seqs, s.flags.max_seqs.first()) {
-            (Some(m), Some(f)) => format!(" ({f} {m})"),
+        let seqs = match s.max_seqs {
+            Some(m) if !s.flags.max_seqs.is_empty() => format!(
+                " ({})",
+                site.words
+                    .setting_value(&s.flags.max_seqs, "max-num-seqs", m)
+            ),
             _ if wanted > 1 => format!(" (policy.concurrent_requests {wanted})"),
             _ => String::new(),
         };
@@ -764,29 +943,26 @@ fn judge(
                 context_short(context)
             )
         };
-        hits.push(
-            Hit::new(
-                Rule::ModelConcurrencyLow,
-                span,
-                format!(
-                    "{room}: the KV cache of {} in {who} holds about {} tokens ({} of weights + {} of KV at {} a GPU, of {}){}",
-                    s.name,
-                    e.kv_tokens,
-                    gib(e.weights),
-                    gib(e.kv_one),
-                    context_short(context),
-                    usable_text(s, on, &e),
-                    clause(false),
-                ),
-                format!("{n} request(s) of {} at once", context_short(context)),
-            )
-            .fit(fit)
-            .help(format!(
-                "longer requests queue; if they need not be {context} tokens long, a lower {flag} serves more at once"
-            ))
-            .comment_anchor(anchor)
-            .container(c),
-        );
+        hits.push(hit(Hit::new(
+            Rule::ModelConcurrencyLow,
+            span,
+            format!(
+                "{room}: the KV cache of {} in {who} holds about {} tokens ({} of weights + {} of KV at {} a GPU, of {}){}",
+                s.name,
+                e.kv_tokens,
+                gib(e.weights),
+                gib(e.kv_one),
+                context_short(context),
+                usable_text(site, s, on, &e),
+                clause(false),
+            ),
+            format!("{n} request(s) of {} at once", context_short(context)),
+        )
+        .fit(fit)
+        .help(format!(
+            "longer requests queue; if they need not be {context} tokens long, a lower {flag} serves more at once"
+        ))
+        .comment_anchor(anchor)));
     }
 }
 
@@ -821,15 +997,12 @@ fn weights_help(s: &Served, model: &Model, on: &Landing, context: u64) -> String
         }
     }
     if let Some(q) = s.flags.quantization.first() {
-        for (dtype, method) in [(Dtype::Fp8, "fp8"), (Dtype::Int4, "awq or gptq")] {
-            if dtype.bytes() < s.dtype.bytes() && fits(dtype, s.tp, on.gpu.gib()) {
-                ways.push(if dtype == Dtype::Fp8 {
-                    format!("{q} {method}")
-                } else {
-                    format!("a 4-bit quantized copy ({method})")
-                });
-                break;
-            }
+        if let Some(way) = quantization_way(
+            s,
+            |d| fits(d, s.tp, on.gpu.gib()),
+            |method| format!("{q} {method}"),
+        ) {
+            ways.push(way);
         }
     }
     if let Some(gpu) = accelerator::table()
@@ -854,6 +1027,27 @@ fn weights_help(s: &Served, model: &Model, on: &Landing, context: u64) -> String
         format!("it fits with {}", ways.join(", or "))
     }
 }
+
+/// The first quantization (fp8, then a 4-bit copy) smaller than the weights' format with
+/// which they fit: fp8 said as `flag("fp8")`, a 4-bit copy as a quantized checkpoint.
+fn quantization_way(
+    s: &Served,
+    fits: impl Fn(Dtype) -> bool,
+    flag: impl Fn(&str) -> String,
+) -> Option<String> {
+    for (dtype, method) in [(Dtype::Fp8, "fp8"), (Dtype::Int4, "awq or gptq")] {
+        if dtype.bytes() < s.dtype.bytes() && fits(dtype) {
+            return Some(if dtype == Dtype::Fp8 {
+                flag(method)
+            } else {
+                format!("a 4-bit quantized copy ({method})")
+            });
+        }
+    }
+    None
+}
+
+mod kaito;
 
 #[cfg(test)]
 mod tests;

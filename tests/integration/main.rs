@@ -37,6 +37,7 @@ mod hostile_secrets;
 mod hostile_writes;
 mod inputs;
 mod inventory;
+mod kaito;
 mod kustomize_conformance;
 mod kustomize_lint;
 mod kustomize_oracle;

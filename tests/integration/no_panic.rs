@@ -37,7 +37,7 @@ use std::time::{Duration, Instant};
 
 use gpulint::config::Config;
 use gpulint::k8s::catalog::Catalog;
-use gpulint::k8s::workload::{objects, Workload};
+use gpulint::k8s::workload::objects;
 use gpulint::lint::{Linter, Run, Selection};
 use gpulint::quantity::{
     format_bytes_binary, format_millicores, round_up_bytes_readable, Quantity,
@@ -724,13 +724,9 @@ impl Harness {
                 check_span(text, object.node.span, &"object");
                 assert!(object.path.starts_with('$'), "object path {}", object.path);
                 let _ = object.id.display_name();
-                // A LocalQueue is checked on its own, as `Linter::run` does.
-                let view = if rules::checks_object(&object.id) {
-                    Some(Workload::bare(object))
-                } else {
-                    Workload::of(object, &self.catalog)
-                };
-                let Some(w) = view else {
+                // A LocalQueue is checked on its own, a Kaito Workspace without a pod
+                // template too, as `Linter::run` does.
+                let Some(w) = rules::view(object, &self.catalog) else {
                     continue;
                 };
                 stats.workloads += 1;
