@@ -229,11 +229,28 @@ impl Linter {
         );
         let mut notes = found.notes;
         let declarations = self.declaration_files(paths, &mut files);
+        let root = self
+            .render
+            .boundary
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("."));
+        // Argo CD Applications that charts render (app-of-apps) declare like written ones.
+        let mut rendered_applications = match helm {
+            Some(engine) => units::rendered_applications(
+                &found.charts,
+                &files,
+                &self.config.charts,
+                &root,
+                engine,
+            ),
+            None => units::RenderedApplications::default(),
+        };
         // Which cluster applies each render and file: before the Helm releases, since a Flux
         // HelmRelease inside a render is declared as its cluster applies it.
         let (mut units, mut placement) = deploy::place(
             &files,
             &declarations,
+            &rendered_applications.declarations,
             units,
             self.render.boundary.as_deref(),
             &self.config.clusters,
@@ -247,14 +264,10 @@ impl Linter {
         units::render_components(&mut units, &mut files, &self.render, &mut notes);
         // Declarations are read even when the repository holds no chart or there is no engine:
         // a HelmRelease whose chart is elsewhere is then named in a note.
-        let root = self
-            .render
-            .boundary
-            .clone()
-            .unwrap_or_else(|| PathBuf::from("."));
         let mut releases = units::build_helm(
             &found.charts,
             &units,
+            &mut rendered_applications,
             &mut files,
             &self.config.charts,
             &root,

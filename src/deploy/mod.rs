@@ -32,7 +32,7 @@ use crate::source::kustomize::{kustomization_file, normalize};
 use crate::source::repo::declaration_bases;
 use crate::source::substitute::Substitution;
 use crate::source::units::{HelmUnit, PostRender, RenderUnit};
-use crate::source::yaml::{Node, SourceId};
+use crate::source::yaml::{Node, SourceId, Stream};
 
 /// A `clusters:` entry of the config: a cluster and the paths (relative to the repository) whose
 /// objects it applies.
@@ -116,6 +116,7 @@ impl Placement {
 pub fn place(
     files: &[SourceFile],
     declarations: &[usize],
+    rendered_applications: &[(PathBuf, Arc<Stream>)],
     units: Vec<RenderUnit>,
     repo_root: Option<&Path>,
     config: &[ClusterEntry],
@@ -160,6 +161,7 @@ pub fn place(
         files,
         &sources,
         &units,
+        rendered_applications,
         root.as_deref(),
         notes,
     ));
@@ -586,6 +588,7 @@ fn argo_deployments(
     files: &[SourceFile],
     sources: &[usize],
     units: &[RenderUnit],
+    rendered_applications: &[(PathBuf, Arc<Stream>)],
     root: Option<&Path>,
     notes: &mut Vec<String>,
 ) -> Vec<Deployment> {
@@ -609,6 +612,10 @@ fn argo_deployments(
                 declared.push((object, path));
             }
         }
+    }
+    // Applications a chart renders (app-of-apps), under the render's pseudo path in the chart.
+    for (path, stream) in rendered_applications {
+        declared.extend(stream.documents.iter().map(|d| (&d.root, path.clone())));
     }
     let mut out = Vec::new();
     for (object, file) in declared {

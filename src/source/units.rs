@@ -917,6 +917,139 @@ pub fn render_chart(
     Ok(out)
 }
 
+/// How deep Applications rendered by charts that Applications render are followed (an
+/// app-of-apps of app-of-apps): a chain that loops renders this many times, no more.
+pub const APP_OF_APPS_DEPTH: usize = 4;
+
+/// The Argo CD Applications (and ApplicationSets) that Helm charts render: the app-of-apps
+/// pattern, where a root Application points at a chart whose templates are Applications
+/// (Argo CD's "cluster bootstrapping"). They declare folders and releases as if written in a
+/// file, so the folders and charts they name are linted as their destination cluster applies
+/// them, not as undeclared. Only charts whose templates mention `argoproj.io` are rendered
+/// here; each rendered chain is followed [`APP_OF_APPS_DEPTH`] deep.
+///
+/// Their renders are kept, so linting the app-of-apps chart's release renders it no second
+/// time.
+pub fn rendered_applications(
+    charts: &[PathBuf],
+    files: &[SourceFile],
+    config_charts: &[helm::ChartEntry],
+    repo_root: &Path,
+    engine: &helm::HelmEngine,
+) -> RenderedApplications {
+    let plain: Vec<(PathBuf, Arc<Stream>)> = files
+        .iter()
+        .filter(|f| f.role == FileRole::Plain)
+        .filter_map(|f| match &f.input {
+            Input::File(p) => Some((p.clone(), f.stream.clone())),
+            _ => None,
+        })
+        .collect();
+    let mut out = RenderedApplications::default();
+    let mut templates_mention: HashMap<PathBuf, bool> = HashMap::new();
+    for _ in 0..APP_OF_APPS_DEPTH {
+        let refs: Vec<(PathBuf, &Stream)> = plain
+            .iter()
+            .chain(&out.declarations)
+            .map(|(p, s)| (p.clone(), &**s))
+            .collect();
+        let declared = helm::declared_releases(charts, &refs, &[], config_charts, repo_root);
+        let mut found = Vec::new();
+        for release in declared.releases {
+            let chart = normalize(&release.chart);
+            let mentions = *templates_mention
+                .entry(chart.clone())
+                .or_insert_with(|| templates_mention_argo(&chart, repo_root));
+            let key = RenderedApplications::key(&release);
+            if !mentions || out.renders.contains_key(&key) {
+                continue;
+            }
+            // A failing render is reported where the release is rendered for linting.
+            let Ok(rendered) = engine.template(&release, None) else {
+                continue;
+            };
+            let mut stream = rendered.stream.clone();
+            stream.documents.retain(|d| is_argo_application(&d.root));
+            if !stream.documents.is_empty() {
+                let pseudo = release
+                    .chart
+                    .join(format!("{}.rendered.yaml", release.name));
+                found.push((pseudo, Arc::new(stream)));
+            }
+            out.renders.insert(key, rendered);
+        }
+        if found.is_empty() {
+            break;
+        }
+        out.declarations.extend(found);
+    }
+    out
+}
+
+/// What [`rendered_applications`] found.
+#[derive(Default)]
+pub struct RenderedApplications {
+    /// A pseudo path per render (`<chart>/<release>.rendered.yaml`: no file of the
+    /// repository, so nothing is ever written there and an error names the chart) and the
+    /// Argo CD documents of that render.
+    pub declarations: Vec<(PathBuf, Arc<Stream>)>,
+    /// Every render made, by [`RenderedApplications::key`].
+    renders: HashMap<String, helm::RenderedRelease>,
+}
+
+impl RenderedApplications {
+    /// A release as declared: the same declaration read twice gives the same key.
+    fn key(release: &helm::Release) -> String {
+        format!("{release:?}")
+    }
+
+    /// The render of `release` made while looking for Applications, taken (each is linted once).
+    fn take(&mut self, release: &helm::Release) -> Option<helm::RenderedRelease> {
+        self.renders.remove(&Self::key(release))
+    }
+}
+
+/// An Argo CD Application or ApplicationSet.
+fn is_argo_application(object: &Node) -> bool {
+    object
+        .get_str("apiVersion")
+        .is_some_and(|a| a.starts_with("argoproj.io/"))
+        && matches!(
+            object.get_str("kind"),
+            Some("Application" | "ApplicationSet")
+        )
+}
+
+/// Whether a template of the chart at `chart` names Argo CD's API group (read inside the
+/// repository only; a chart is small, and its templates are read by Helm anyway).
+fn templates_mention_argo(chart: &Path, repo_root: &Path) -> bool {
+    let mut todo = vec![chart.join("templates")];
+    let mut seen = 0usize;
+    while let Some(dir) = todo.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            seen += 1;
+            if seen > 10_000 {
+                return false;
+            }
+            let path = entry.path();
+            match entry.file_type() {
+                Ok(t) if t.is_dir() => todo.push(path),
+                Ok(t) if t.is_file() => {
+                    let text = crate::source::repo::read_file(&path, Some(repo_root));
+                    if text.is_ok_and(|b| b.windows(12).any(|w| w == b"argoproj.io/")) {
+                        return true;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    false
+}
+
 /// Renders every release of `charts` (declared by Argo CD Applications, Flux HelmReleases or the
 /// config; an undeclared chart with its defaults) with `engine`. Files findings may point at
 /// (Chart.yaml, templates, values files) are added to `files`.
@@ -924,6 +1057,7 @@ pub fn render_chart(
 pub fn build_helm(
     charts: &[PathBuf],
     rendered_units: &[RenderUnit],
+    rendered_applications: &mut RenderedApplications,
     files: &mut Vec<SourceFile>,
     config_charts: &[helm::ChartEntry],
     repo_root: &Path,
@@ -939,8 +1073,11 @@ pub fn build_helm(
             _ => None,
         })
         .collect();
-    let manifest_refs: Vec<(PathBuf, &Stream)> =
-        manifests.iter().map(|(p, s)| (p.clone(), &**s)).collect();
+    let manifest_refs: Vec<(PathBuf, &Stream)> = manifests
+        .iter()
+        .chain(&rendered_applications.declarations)
+        .map(|(p, s)| (p.clone(), &**s))
+        .collect();
     // HelmReleases that Kustomize renders hold (the base's, patched by an overlay), in the
     // render's cluster.
     let is_helm_release = |o: &&Node| {
@@ -990,6 +1127,31 @@ pub fn build_helm(
         helm::declared_releases(charts, &manifest_refs, &rendered, config_charts, repo_root);
     notes.extend(declared.notes);
     for e in declared.errors {
+        // An Application a chart rendered has no line in any file: the error is the chart's,
+        // naming the release whose render declared it.
+        if rendered_applications
+            .declarations
+            .iter()
+            .any(|(p, _)| *p == e.file)
+        {
+            let chart = e.file.parent().unwrap_or(&e.file);
+            let release = e.file.file_name().map(|n| n.to_string_lossy().into_owned());
+            let release = release
+                .as_deref()
+                .and_then(|n| n.strip_suffix(".rendered.yaml"));
+            errors.push(InputError {
+                source: None,
+                file: display_path(&chart.join("Chart.yaml")),
+                line: 0,
+                column: 0,
+                message: format!(
+                    "helm: an Application that release {} of this chart renders: {}",
+                    release.unwrap_or("?"),
+                    e.message
+                ),
+            });
+            continue;
+        }
         let source = find_file(files, &e.file).map(|i| (i, e.offset));
         errors.push(InputError {
             source,
@@ -1024,7 +1186,8 @@ pub fn build_helm(
             release.name,
             display_path(&normalize(&release.chart))
         );
-        let rendered = match engine.template(&release, None) {
+        let made = rendered_applications.take(&release).map(Ok);
+        let rendered = match made.unwrap_or_else(|| engine.template(&release, None)) {
             Ok(r) => r,
             Err(e) => {
                 errors.push(InputError {

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value as Json;
 
-use crate::support::common::{copy_dir, git, helm, run};
+use crate::support::common::{copy_dir, counting_helm, git, helm, helm_renders, run};
 
 fn corpus_chart(owner_repo_chart: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -524,4 +524,133 @@ fn a_helm_repository_chart_of_an_application_renders_from_its_vendored_copy() {
     assert_eq!(gpu003.len(), 1, "{out}");
     assert_eq!(gpu003[0]["file"], "apps/ollama.yaml");
     assert_eq!(gpu003[0]["object"]["namespace"], "llm");
+}
+
+/// Argo CD's app-of-apps: a root Application points at a chart whose templates are
+/// Applications, one per app, each with its destination cluster and namespace. The folders and
+/// charts they name are linted as that cluster applies them: the chart's release with the
+/// rendered Application's release name and values files, the folder's objects in its
+/// namespace; before, the chart was an undeclared release with its defaults and the folder
+/// belonged to no cluster.
+#[test]
+fn applications_a_chart_renders_declare_their_folders_and_releases() {
+    let helm = helm().to_string_lossy().into_owned();
+    let apps_template = r#"{{- range $app := .Values.apps }}
+---
+apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata:
+  name: {{ $app.name }}
+  namespace: argocd
+spec:
+  project: default
+  source:
+    repoURL: https://github.com/example/gitops.git
+    path: {{ $app.path }}
+    {{- with $app.valueFiles }}
+    helm:
+      releaseName: {{ $.Values.cluster }}-{{ $app.name }}
+      valueFiles:
+      {{- toYaml . | nindent 6 }}
+    {{- end }}
+  destination:
+    name: {{ $.Values.cluster }}
+    namespace: {{ $app.namespace }}
+{{- end }}
+"#;
+    let gpu_deployment = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}\nspec:\n  template:\n    spec:\n      containers:\n      - name: vllm\n        image: vllm/vllm-openai:v0.6.3\n        resources:\n          limits:\n            nvidia.com/gpu: {{ .Values.gpus }}\n";
+    let repo = repo(
+        &[],
+        &[
+            (
+                "bootstrap/root.yaml",
+                "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: root\n  namespace: argocd\nspec:\n  project: default\n  source:\n    repoURL: https://github.com/example/gitops.git\n    path: apps-chart\n    helm:\n      valueFiles: [values-prod.yaml]\n  destination:\n    server: https://kubernetes.default.svc\n    namespace: argocd\n",
+            ),
+            ("apps-chart/Chart.yaml", "apiVersion: v2\nname: apps\nversion: 0.1.0\n"),
+            ("apps-chart/values.yaml", "cluster: in-cluster\napps: []\n"),
+            (
+                "apps-chart/values-prod.yaml",
+                "cluster: prod\napps:\n- name: llm\n  path: charts/llm\n  namespace: serving\n  valueFiles: [values-prod.yaml]\n- name: batch\n  path: workloads/batch\n  namespace: training\n",
+            ),
+            ("apps-chart/templates/apps.yaml", apps_template),
+            ("charts/llm/Chart.yaml", "apiVersion: v2\nname: llm\nversion: 0.1.0\n"),
+            ("charts/llm/values.yaml", "gpus: 1\n"),
+            ("charts/llm/values-prod.yaml", "gpus: 2\n"),
+            ("charts/llm/templates/deploy.yaml", gpu_deployment),
+            (
+                "workloads/batch/job.yaml",
+                "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: train\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n      - name: train\n        image: pytorch/pytorch:2.4.0\n        resources:\n          limits:\n            nvidia.com/gpu: 4\n",
+            ),
+        ],
+    );
+    let dir = repo.path();
+    let (wrapper, count) = counting_helm(dir, &helm);
+    let wrapper = wrapper.to_string_lossy().into_owned();
+    let (code, out, err) = run(dir, &["--helm", &wrapper, "--format", "json", "."]);
+    assert_eq!(code, 1, "{err}{out}");
+    let mut got: Vec<(String, String, String, String, String)> = findings(&out)
+        .iter()
+        .map(|f| {
+            let s = |v: &Json| v.as_str().unwrap_or_default().to_string();
+            (
+                s(&f["rule"]),
+                s(&f["cluster"]),
+                s(&f["object"]["namespace"]),
+                s(&f["object"]["name"]),
+                s(&f["file"]),
+            )
+        })
+        .collect();
+    got.sort();
+    let t = |r: &str, ns: &str, n: &str, f: &str| {
+        let s = str::to_string;
+        (s(r), s("prod"), s(ns), s(n), s(f))
+    };
+    let chart = "charts/llm/templates/deploy.yaml";
+    let job = "workloads/batch/job.yaml";
+    assert_eq!(
+        got,
+        [
+            t("QOS001", "serving", "prod-llm", chart),
+            t("QOS001", "training", "train", job),
+            t("QOS003", "serving", "prod-llm", chart),
+            t("QOS003", "training", "train", job),
+        ],
+        "{err}"
+    );
+    // The rendered Application's values file reached the release: 2 GPUs, not the default 1.
+    let (code, inventory, err) = run(dir, &["inventory", "--helm", &helm, "."]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        inventory.contains("prod/serving   Deployment/prod-llm  vllm       2 nvidia.com/gpu"),
+        "{inventory}"
+    );
+    assert!(
+        !inventory.contains("Deployment/llm "),
+        "no undeclared release: {inventory}"
+    );
+    // Renders: the root release once (the render that found its Applications is the one
+    // linted), the app's release, and the app's probe for where its findings' values come from.
+    assert_eq!(helm_renders(&count), 3, "helm template calls");
+
+    // A values file the rendered Application names that does not exist is an error of the
+    // chart that renders it, naming the release, and the run goes on.
+    let values = dir.join("apps-chart/values-prod.yaml");
+    let text = fs::read_to_string(&values).unwrap();
+    fs::write(
+        &values,
+        text.replace("[values-prod.yaml]", "[values-gone.yaml]"),
+    )
+    .unwrap();
+    let (code, out, err) = run(dir, &["--helm", &helm, "."]);
+    let err = format!("{out}{err}");
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("apps-chart/Chart.yaml:0:0: helm: an Application that release root of this chart renders: values file values-gone.yaml of release prod-llm does not exist"),
+        "{err}"
+    );
+    assert!(
+        err.contains("workloads/batch/job.yaml"),
+        "the folder is still linted: {err}"
+    );
 }

@@ -4,12 +4,12 @@
 //! leaf, and rendering again shows the intended values.
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use serde_json::Value as Json;
 
-use crate::support::common::{copy_dir, git, gpulint, helm, run};
+use crate::support::common::{copy_dir, counting_helm, git, gpulint, helm, helm_renders, run};
 
 const VALUES: &str = r#"servingEngineSpec:
   runtimeClassName: ""
@@ -436,25 +436,6 @@ spec:
     );
 }
 
-/// A counting wrapper around the real engine: each call appends its subcommand (`template` for
-/// a render) to `count`.
-fn counting_helm(dir: &Path, real: &str) -> (PathBuf, PathBuf) {
-    let count = dir.join("helm-calls");
-    let wrapper = dir.join("helm-counting");
-    fs::write(
-        &wrapper,
-        format!(
-            "#!/bin/sh\necho \"$1\" >> '{}'\nexec '{}' \"$@\"\n",
-            count.display(),
-            real
-        ),
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    fs::set_permissions(&wrapper, fs::Permissions::from_mode(0o755)).unwrap();
-    (wrapper, count)
-}
-
 /// Findings in one release share their renders: the release's own render, then one render with
 /// every numeric values leaf a distinct sentinel (a control render only when the chart renders
 /// something that changes by itself, see the next test), and one render of the edited values
@@ -494,7 +475,7 @@ fn findings_in_one_release_share_their_renders() {
     )
     .unwrap();
     let (wrapper, count) = counting_helm(dir, helm.to_str().unwrap());
-    let calls = || renders(&count);
+    let calls = || helm_renders(&count);
     let (code, out, err) = run(
         dir,
         &[
@@ -595,7 +576,7 @@ fn a_real_ray_chart_costs_four_renders_to_lint_and_to_fix() {
     )
     .unwrap();
     let (wrapper, count) = counting_helm(dir, helm.to_str().unwrap());
-    let calls = || renders(&count);
+    let calls = || helm_renders(&count);
     let args = |extra: &[&'static str]| -> Vec<String> {
         let mut a: Vec<String> = [
             "--helm",
@@ -649,11 +630,6 @@ fn a_real_ray_chart_costs_four_renders_to_lint_and_to_fix() {
     assert_eq!(calls() - lint, 4, "the same four renders");
 }
 
-/// The renders (`helm template` calls) the counting wrapper saw.
-fn renders(count: &Path) -> usize {
-    fs::read_to_string(count).map_or(0, |t| t.lines().filter(|l| *l == "template").count())
-}
-
 /// A chart that renders the time and a random id (`now`, `uuidv4`) in an object the fix does
 /// not touch: its combined render is not clean, so a control render tells that noise from the
 /// leaf's effects, and the verification of the edited values renders a second plain render
@@ -700,7 +676,7 @@ fn a_chart_that_renders_the_time_costs_a_control_render_and_is_still_fixed() {
             .any(|f| f["file"] == "values-prod.yaml"),
         "the memory finding lands on the values leaf: {out}"
     );
-    let lint = renders(&count);
+    let lint = helm_renders(&count);
     // One candidate leaf (values-prod.yaml's): no permuted render.
     assert_eq!(
         lint, 5,
@@ -714,7 +690,7 @@ fn a_chart_that_renders_the_time_costs_a_control_render_and_is_still_fixed() {
         "{diff}\n{err}"
     );
     assert_eq!(
-        renders(&count) - lint,
+        helm_renders(&count) - lint,
         5,
         "the lint's three, the edited values, and a second plain render for the stamp"
     );

@@ -255,3 +255,27 @@ pub fn temp_tree(files: &[(&str, &str)]) -> tempfile::TempDir {
     write_files(dir.path(), files);
     dir
 }
+
+/// A `helm` at `dir/helm-counting` that appends each call's first argument (`template`,
+/// `version`, ...) to `dir/helm-calls` and runs the real one: tests count renders, not time.
+pub fn counting_helm(dir: &Path, real: &str) -> (PathBuf, PathBuf) {
+    let count = dir.join("helm-calls");
+    let wrapper = dir.join("helm-counting");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\necho \"$1\" >> '{}'\nexec '{}' \"$@\"\n",
+            count.display(),
+            real
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    (wrapper, count)
+}
+
+/// How many `helm template` calls a [`counting_helm`] saw.
+pub fn helm_renders(count: &Path) -> usize {
+    std::fs::read_to_string(count).map_or(0, |t| t.lines().filter(|l| *l == "template").count())
+}
