@@ -1019,9 +1019,15 @@ fn judge(
             }
             None => "a larger GPU, more tensor parallelism, an fp8 KV cache (--kv-cache-dtype fp8) or a higher memory share",
         };
+        // vLLM's block size; TensorRT-LLM's tokens a block are its own (not modelled).
+        let block = if s.flags.fraction_covers == FractionCovers::KvOfFree {
+            String::new()
+        } else {
+            format!(", a multiple of the block size {BLOCK}")
+        };
         let help = if largest >= BLOCK {
             format!(
-                "set {} (the most the KV cache holds by this estimate, a multiple of the block size {BLOCK}), or give it more memory: {more}",
+                "set {} (the most the KV cache holds by this estimate{block}), or give it more memory: {more}",
                 site.words.set_context(&s.flags.context, largest)
             )
         } else {

@@ -259,6 +259,43 @@ fn trtllm_serve_is_read_and_judged() {
     assert!(on(&["trtllm-serve", "--host", "0.0.0.0"], 1, "NVIDIA-A10G").is_empty());
 }
 
+/// TensorRT-LLM holds its weights, its KV cache share of what they leave, and the overhead:
+/// about 22.0 GiB of an A10G for Llama 3.1 8B at 0.90, which a measured framebuffer is weighed
+/// against.
+#[test]
+fn trtllm_measured_framebuffer_is_weighed_against_weights_plus_its_kv_share() {
+    let text = deployment(
+        TRTLLM,
+        &[
+            "trtllm-serve",
+            "meta-llama/Llama-3.1-8B-Instruct",
+            "--max_seq_len",
+            "8192",
+            "--max_batch_size",
+            "64",
+        ],
+        &[],
+        1,
+        GPU,
+        "NVIDIA-A10G",
+    );
+    let hits = fit_measured(&text, measured_on("NVIDIA A10G", 21.8, None));
+    assert_eq!(rules_of_hits(&hits), ["FIT004"], "{hits:?}");
+    assert!(
+        hits[0]
+            .1
+            .contains("21.8 GiB a GPU (P99), as this share reserves"),
+        "{}",
+        hits[0].1
+    );
+    let hits = fit_measured(&text, measured_on("NVIDIA A10G", 17.0, None));
+    assert!(
+        hits[0].1.contains("not the 22.0 GiB this share reserves"),
+        "{}",
+        hits[0].1
+    );
+}
+
 fn rules_of_hits(hits: &[(String, String)]) -> Vec<String> {
     hits.iter().map(|(r, _)| r.clone()).collect()
 }
