@@ -56,6 +56,9 @@ pub enum FractionCovers {
 pub struct ServingFlags {
     pub model: Vec<String>,
     pub model_after: Option<String>,
+    /// `model_after` is the program itself (`trtllm-serve MODEL`), not its first word
+    /// (`vllm serve MODEL`).
+    pub model_after_program: bool,
     /// Subcommands that may stand between `model_after` and the model (`trtllm-serve serve
     /// MODEL`).
     pub model_subcommands: Vec<String>,
@@ -91,6 +94,7 @@ fn decode_serving(node: &Node) -> Result<ServingFlags, DecodeError> {
     let s = ServingFlags {
         model: f.string_list("model")?,
         model_after: f.string("model_after")?,
+        model_after_program: f.bool("model_after_program")?.unwrap_or(false),
         model_subcommands: f.string_list("model_subcommands")?,
         storage_uri: f.bool("storage_uri")?.unwrap_or(false),
         dtype: f.string_list("dtype")?,
@@ -583,10 +587,13 @@ pub fn model_setting<'a>(c: &Container<'a>, flags: &ServingFlags) -> Option<Sett
             // `vllm serve MODEL`: `after` is the program's first word; `trtllm-serve MODEL`:
             // `after` is the program.
             let base = w.text.rsplit('/').next().unwrap_or(&w.text);
-            let mut flag = if w.text == *after && i > 0 && at_command_start(&words, i - 1) {
-                format!("{} {after}", words[i - 1].text)
-            } else if base == after && at_command_start(&words, i) {
+            let mut flag = if flags.model_after_program {
+                if base != after || !at_command_start(&words, i) {
+                    continue;
+                }
                 w.text.clone()
+            } else if w.text == *after && i > 0 && at_command_start(&words, i - 1) {
+                format!("{} {after}", words[i - 1].text)
             } else {
                 continue;
             };
