@@ -44,6 +44,10 @@ pub enum FractionCovers {
     All,
     /// Weights and the KV cache pool only (SGLang's `--mem-fraction-static`).
     WeightsAndKv,
+    /// The KV cache only, as a share of the memory left free after the weights, activations
+    /// and CUDA context (TensorRT-LLM's `--kv_cache_free_gpu_memory_fraction`): the weights
+    /// may use the whole GPU.
+    KvOfFree,
 }
 
 /// The `serving:` block of an engine row: the spellings of each setting (flags, and
@@ -52,6 +56,12 @@ pub enum FractionCovers {
 pub struct ServingFlags {
     pub model: Vec<String>,
     pub model_after: Option<String>,
+    /// `model_after` is the program itself (`trtllm-serve MODEL`), not its first word
+    /// (`vllm serve MODEL`).
+    pub model_after_program: bool,
+    /// Subcommands that may stand between `model_after` and the model (`trtllm-serve serve
+    /// MODEL`).
+    pub model_subcommands: Vec<String>,
     pub storage_uri: bool,
     pub dtype: Vec<String>,
     pub quantization: Vec<String>,
@@ -63,6 +73,16 @@ pub struct ServingFlags {
     pub memory_fraction_default: f64,
     pub fraction_covers: FractionCovers,
     pub max_seqs: Vec<String>,
+    /// Without these flags the engine does not refuse a context one sequence of which does not
+    /// fit its KV cache: it shrinks the context to what fits (TensorRT-LLM). Empty: it refuses.
+    pub context_shrinks_unless: Vec<String>,
+    /// Flags that set the engine's sizing from a file gpulint does not read (TensorRT-LLM's
+    /// `--extra_llm_api_options`): not judged, said by FIT005.
+    pub overrides: Vec<String>,
+    /// The flag that chooses the engine's backend, and the backends the arithmetic is for:
+    /// another backend is not judged (FIT005 says so).
+    pub backend: Vec<String>,
+    pub backends: Vec<String>,
 }
 
 fn decode_serving(node: &Node) -> Result<ServingFlags, DecodeError> {
@@ -74,6 +94,8 @@ fn decode_serving(node: &Node) -> Result<ServingFlags, DecodeError> {
     let s = ServingFlags {
         model: f.string_list("model")?,
         model_after: f.string("model_after")?,
+        model_after_program: f.bool("model_after_program")?.unwrap_or(false),
+        model_subcommands: f.string_list("model_subcommands")?,
         storage_uri: f.bool("storage_uri")?.unwrap_or(false),
         dtype: f.string_list("dtype")?,
         quantization: f.string_list("quantization")?,
@@ -96,13 +118,18 @@ fn decode_serving(node: &Node) -> Result<ServingFlags, DecodeError> {
         fraction_covers: match f.string("fraction_covers")?.as_deref() {
             Some("all") | None => FractionCovers::All,
             Some("weights_and_kv") => FractionCovers::WeightsAndKv,
+            Some("kv_of_free") => FractionCovers::KvOfFree,
             Some(other) => {
                 return Err(bad(format!(
-                    "`fraction_covers`: expected `all` or `weights_and_kv`, found {other:?}"
+                    "`fraction_covers`: expected `all`, `weights_and_kv` or `kv_of_free`, found {other:?}"
                 )))
             }
         },
         max_seqs: f.string_list("max_seqs")?,
+        context_shrinks_unless: f.string_list("context_shrinks_unless")?,
+        overrides: f.string_list("overrides")?,
+        backend: f.string_list("backend")?,
+        backends: f.string_list("backends")?,
     };
     f.finish()?;
     Ok(s)
@@ -500,6 +527,12 @@ pub fn expand(value: &str, env: &[(&str, &str)]) -> Option<String> {
     Some(out)
 }
 
+/// Whether a container's command line writes one of these switches (flags without a value:
+/// `--fail_fast_on_attention_window_too_large`).
+pub fn switch(c: &Container, spellings: &[String]) -> bool {
+    words(c).iter().any(|w| spellings.contains(&w.text))
+}
+
 /// One setting of a container: the last written flag of `spellings`, else the first of its
 /// environment variables the container sets.
 pub fn setting<'a>(c: &Container<'a>, spellings: &[String]) -> Option<Setting<'a>> {
@@ -551,17 +584,35 @@ pub fn model_setting<'a>(c: &Container<'a>, flags: &ServingFlags) -> Option<Sett
     if let Some(after) = &flags.model_after {
         let env = env_values(env_node);
         for (i, w) in words.iter().enumerate() {
-            let program = i > 0 && at_command_start(&words, i - 1);
-            if w.text == *after && program {
-                if let Some(next) = words.get(i + 1) {
-                    if !next.text.starts_with('-') && !OPERATORS.contains(&next.text.as_str()) {
-                        return Some(Setting {
-                            flag: format!("{} {after}", words[i - 1].text),
-                            value: expand(&next.text, &env),
-                            written: next.text.clone(),
-                            node: next.node,
-                        });
-                    }
+            // `vllm serve MODEL`: `after` is the program's first word; `trtllm-serve MODEL`:
+            // `after` is the program.
+            let base = w.text.rsplit('/').next().unwrap_or(&w.text);
+            let mut flag = if flags.model_after_program {
+                if base != after || !at_command_start(&words, i) {
+                    continue;
+                }
+                w.text.clone()
+            } else if w.text == *after && i > 0 && at_command_start(&words, i - 1) {
+                format!("{} {after}", words[i - 1].text)
+            } else {
+                continue;
+            };
+            let mut at = i + 1;
+            if let Some(sub) = words
+                .get(at)
+                .filter(|s| flags.model_subcommands.contains(&s.text))
+            {
+                flag = format!("{flag} {}", sub.text);
+                at += 1;
+            }
+            if let Some(next) = words.get(at) {
+                if !next.text.starts_with('-') && !OPERATORS.contains(&next.text.as_str()) {
+                    return Some(Setting {
+                        flag,
+                        value: expand(&next.text, &env),
+                        written: next.text.clone(),
+                        node: next.node,
+                    });
                 }
             }
         }

@@ -56,8 +56,11 @@ pub struct Inputs {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Estimate {
     pub weights: f64,
+    /// What the weights may use (and, but for `kv_of_free`, the weights and the KV cache).
     pub usable: f64,
     pub overhead: f64,
+    /// What the KV cache may use beside the weights (0 when the weights do not fit).
+    pub kv_room: f64,
     /// The KV cache of one sequence of `context` tokens.
     pub kv_one: f64,
     /// Tokens the KV cache holds after the weights (0 when the weights do not fit).
@@ -72,7 +75,7 @@ impl Estimate {
 
     /// One sequence of the context fits beside the weights, within the tolerance.
     pub fn context_fits(&self) -> bool {
-        self.weights + self.kv_one <= self.usable * (1.0 + TOLERANCE)
+        self.kv_one <= self.kv_room + self.usable * TOLERANCE
     }
 
     /// The largest context that fits (the estimate itself, no tolerance), a multiple of
@@ -198,7 +201,11 @@ fn measured_fit(u: &Usage, s: &Served, on: &Landing, e: &Estimate) -> Option<Mea
     let framebuffer = p99 / gpus as f64 / GIB;
     // The share covers the activations and the CUDA context too (vLLM), or they come on top
     // of it (SGLang): either way the engine holds about usable + those on every GPU.
-    let reserved = e.usable + ACTIVATIONS_GIB + NON_TORCH_GIB;
+    // TensorRT-LLM holds the weights, its KV cache share of what they leave, and the overhead.
+    let reserved = match s.flags.fraction_covers {
+        FractionCovers::KvOfFree => e.weights + e.kv_room + e.overhead,
+        _ => e.usable + ACTIVATIONS_GIB + NON_TORCH_GIB,
+    };
     Some(MeasuredFit {
         gpu_model: model.to_string(),
         framebuffer_gib: tenth(framebuffer),
@@ -251,19 +258,31 @@ fn measured_clause(m: &MeasuredFit, starts: bool) -> String {
     }
 }
 
-/// Kaito's arithmetic, per GPU.
+/// Kaito's arithmetic, per GPU. The engine's memory share covers the weights, activations and
+/// KV cache (`all`), the weights and KV cache (`weights_and_kv`, the activations outside), or
+/// the KV cache alone as a share of what the weights, activations and CUDA context leave free
+/// (`kv_of_free`, TensorRT-LLM: the weights may use the whole GPU less that overhead).
 pub fn estimate(i: &Inputs) -> Estimate {
     let ranks = (i.tp.max(1) * i.pp.max(1)) as f64;
     let weights = i.weights_gib * WEIGHTS_FACTOR / ranks;
-    let overhead = match i.covers {
-        FractionCovers::All => ACTIVATIONS_GIB + NON_TORCH_GIB,
-        FractionCovers::WeightsAndKv => 0.0,
+    let (usable, overhead, kv_room) = match i.covers {
+        FractionCovers::All | FractionCovers::WeightsAndKv => {
+            let overhead = match i.covers {
+                FractionCovers::WeightsAndKv => 0.0,
+                _ => ACTIVATIONS_GIB + NON_TORCH_GIB,
+            };
+            let usable = i.capacity_gib * i.fraction - overhead;
+            (usable, overhead, (usable - weights).max(0.0))
+        }
+        FractionCovers::KvOfFree => {
+            let overhead = ACTIVATIONS_GIB + NON_TORCH_GIB;
+            let usable = i.capacity_gib - overhead;
+            (usable, overhead, (usable - weights).max(0.0) * i.fraction)
+        }
     };
-    let usable = i.capacity_gib * i.fraction - overhead;
     let kv_one = i.kv_bytes_per_token * i.context as f64 / GIB;
-    let left = (usable - weights).max(0.0);
     let kv_tokens = if i.kv_bytes_per_token > 0.0 {
-        (left * GIB / i.kv_bytes_per_token).floor() as u64
+        (kv_room * GIB / i.kv_bytes_per_token).floor() as u64
     } else {
         0
     };
@@ -271,6 +290,7 @@ pub fn estimate(i: &Inputs) -> Estimate {
         weights,
         usable,
         overhead,
+        kv_room,
         kv_one,
         kv_tokens,
     }
@@ -442,6 +462,9 @@ struct Served<'a> {
     /// Without a context setting the engine takes the model's whole context (and checks it).
     context_from_model: bool,
     max_seqs: Option<u64>,
+    /// A context one sequence of which does not fit is shrunk to what fits, not refused
+    /// (TensorRT-LLM without `--fail_fast_on_attention_window_too_large`).
+    context_shrinks: bool,
 }
 
 /// Where a served model's findings are shown, and how their messages name its settings.
@@ -597,9 +620,18 @@ struct FromFlags<'a> {
     fraction_written: bool,
 }
 
+/// Why a container's served model is not judged, said by FIT005.
+enum NotJudged<'a> {
+    /// The model is named but not catalogued.
+    Unknown(Setting<'a>),
+    /// A setting the arithmetic is not for (a file of overrides, another backend): the
+    /// setting, why, and the help.
+    Setting(Setting<'a>, String, &'static str),
+}
+
 /// A container's model and flags. `None` when the model cannot be judged (returned as `Err`
-/// with the model's name when it is named but not catalogued).
-fn served<'a>(cx: &'a Context, c: &Container<'a>) -> Result<Option<FromFlags<'a>>, Setting<'a>> {
+/// when FIT005 should say so).
+fn served<'a>(cx: &'a Context, c: &Container<'a>) -> Result<Option<FromFlags<'a>>, NotJudged<'a>> {
     let Some(engine) = engine::detect(c) else {
         return Ok(None);
     };
@@ -615,10 +647,43 @@ fn served<'a>(cx: &'a Context, c: &Container<'a>) -> Result<Option<FromFlags<'a>
     let Some(name) = model.value.clone() else {
         return Ok(None);
     };
-    let Some(found) = cx.models.find(&name) else {
-        return Err(model);
-    };
     let read = |spellings: &[String]| engine::setting(c, spellings);
+    if let Some(file) = read(&flags.overrides) {
+        let why = format!(
+            "{} {} overrides {}'s flags from a file gpulint does not read",
+            file.flag,
+            file.value.as_deref().unwrap_or(&file.written),
+            engine.name
+        );
+        return Err(NotJudged::Setting(
+            file,
+            why,
+            "gpulint does not read the file's settings (a kv_cache_config, max_seq_len, parallel sizes); without the file the flags are judged, see docs/models.md",
+        ));
+    }
+    if let Some(backend) = read(&flags.backend) {
+        let value = backend.value.clone().unwrap_or_default();
+        if !flags.backends.contains(&value) {
+            let why = format!(
+                "{} {} is a backend gpulint's arithmetic is not for (it judges {})",
+                backend.flag,
+                if value.is_empty() {
+                    &backend.written
+                } else {
+                    &value
+                },
+                flags.backends.join(", ")
+            );
+            return Err(NotJudged::Setting(
+                backend,
+                why,
+                "a built engine is sized when it is built, not by these flags; the default backend is judged, see docs/models.md",
+            ));
+        }
+    }
+    let Some(found) = cx.models.find(&name) else {
+        return Err(NotJudged::Unknown(model));
+    };
     let dtype_flag = read(&flags.dtype).and_then(|s| s.value.as_deref().and_then(Dtype::parse));
     let quantization = read(&flags.quantization).and_then(|s| s.value);
     let Some(dtype) = weights_dtype(&found, dtype_flag, quantization.as_deref()) else {
@@ -668,6 +733,8 @@ fn served<'a>(cx: &'a Context, c: &Container<'a>) -> Result<Option<FromFlags<'a>
             context,
             context_from_model: flags.context_from_model,
             max_seqs,
+            context_shrinks: !flags.context_shrinks_unless.is_empty()
+                && !engine::switch(c, &flags.context_shrinks_unless),
         },
         model,
         context: context_setting,
@@ -727,9 +794,14 @@ pub fn check(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {
                 )
             }
             Ok(None) => {}
-            Err(model) => {
+            Err(NotJudged::Unknown(model)) => {
                 if super::is_gpu_container(cx, c) {
                     hits.push(unknown(cx, c, &model));
+                }
+            }
+            Err(NotJudged::Setting(setting, why, help)) => {
+                if super::is_gpu_container(cx, c) {
+                    hits.push(not_judged(cx, c, &setting, &why, help));
                 }
             }
         }
@@ -750,6 +822,23 @@ fn unknown(cx: &Context, c: &Container, model: &Setting) -> Hit {
         "model not in the catalogue".into(),
     )
     .help(UNKNOWN_MODEL_HELP)
+    .comment_anchor(anchor)
+    .container(c)
+}
+
+/// FIT005: a setting the arithmetic is not for.
+fn not_judged(cx: &Context, c: &Container, setting: &Setting, why: &str, help: &str) -> Hit {
+    let (span, anchor) = flag_span(cx, setting.node, &setting.flag);
+    Hit::new(
+        Rule::ModelUnknown,
+        span,
+        format!(
+            "not judged: {why}, so whether the model in {} fits its GPU was not checked",
+            container_label(c)
+        ),
+        "sizing not read".into(),
+    )
+    .help(help)
     .comment_anchor(anchor)
     .container(c)
 }
@@ -782,6 +871,16 @@ fn inputs(
 
 /// What the engine may use on the GPU, for people: `22.5 GiB × 0.90, the default, less 2.3 GiB …`.
 fn usable_text(site: &Site, s: &Served, on: &Landing, e: &Estimate) -> String {
+    if s.flags.fraction_covers == FractionCovers::KvOfFree {
+        return format!(
+            "{} usable on {}: {} less {} of activations and CUDA context; the KV cache takes what the weights leave × {}",
+            gib(e.usable),
+            on.describe(),
+            gib(on.gpu.gib()),
+            gib(e.overhead),
+            site.words.share(s.fraction),
+        );
+    }
     let overhead = if e.overhead > 0.0 {
         format!(", less {} of activations and CUDA context", gib(e.overhead))
     } else {
@@ -878,15 +977,57 @@ fn judge(
     } else {
         format!("{context}, the model's context (no {flag})")
     };
+    if !e.context_fits() && s.context_shrinks {
+        // TensorRT-LLM starts, with its longest sequence cut to what its KV cache holds.
+        let fail_fast = s
+            .flags
+            .context_shrinks_unless
+            .first()
+            .cloned()
+            .unwrap_or_default();
+        hits.push(hit(Hit::new(
+            Rule::ModelConcurrencyLow,
+            span,
+            format!(
+                "one sequence of {whose} needs {} of KV cache a GPU for {} in {who}, but {} of weights leave {} for it of the {}: {} starts with its longest sequence cut to about {} tokens (without {fail_fast}){}",
+                gib(e.kv_one),
+                s.name,
+                gib(e.weights),
+                gib(e.kv_room),
+                usable_text(site, s, on, &e),
+                s.engine.name,
+                e.kv_tokens,
+                clause(false),
+            ),
+            format!("sequences cut to about {} tokens", e.kv_tokens),
+        )
+        .fit(fit)
+        .help(format!(
+            "no sequence longer than about {} tokens is served; set {} (the most the KV cache holds by this estimate), or give it more memory: a larger GPU, more tensor parallelism or a higher memory share",
+            e.kv_tokens,
+            site.words.set_context(&s.flags.context, e.largest_context())
+        ))
+        .comment_anchor(anchor)));
+        return;
+    }
     if !e.context_fits() {
         let largest = e.largest_context();
         let more = match &site.kaito {
             Some(_) => "an instance type with more GPU memory, an fp8 KV cache (kv-cache-dtype: fp8) or a higher gpu-memory-utilization",
+            None if s.flags.kv_cache_dtype.is_empty() => {
+                "a larger GPU, more tensor parallelism or a higher memory share"
+            }
             None => "a larger GPU, more tensor parallelism, an fp8 KV cache (--kv-cache-dtype fp8) or a higher memory share",
+        };
+        // vLLM's block size; TensorRT-LLM's tokens a block are its own (not modelled).
+        let block = if s.flags.fraction_covers == FractionCovers::KvOfFree {
+            String::new()
+        } else {
+            format!(", a multiple of the block size {BLOCK}")
         };
         let help = if largest >= BLOCK {
             format!(
-                "set {} (the most the KV cache holds by this estimate, a multiple of the block size {BLOCK}), or give it more memory: {more}",
+                "set {} (the most the KV cache holds by this estimate{block}), or give it more memory: {more}",
                 site.words.set_context(&s.flags.context, largest)
             )
         } else {
@@ -899,17 +1040,22 @@ fn judge(
             Rule::ModelContextDoesNotFit,
             span,
             format!(
-                "one sequence of {whose} needs {} of KV cache a GPU for {} in {who}, but {} of weights leave {} of the {}: {} refuses to start (its KV cache holds about {} tokens){}",
+                "one sequence of {whose} needs {} of KV cache a GPU for {} in {who}, but {} of weights leave {}{} of the {}: {} refuses to start (its KV cache holds about {} tokens){}",
                 gib(e.kv_one),
                 s.name,
                 gib(e.weights),
-                gib((e.usable - e.weights).max(0.0)),
+                gib(e.kv_room),
+                if s.flags.fraction_covers == FractionCovers::KvOfFree {
+                    " for it"
+                } else {
+                    ""
+                },
                 usable_text(site, s, on, &e),
                 s.engine.name,
                 e.kv_tokens,
                 clause(true),
             ),
-            format!("needs {} of KV cache, {} left", gib(e.kv_one), gib((e.usable - e.weights).max(0.0))),
+            format!("needs {} of KV cache, {} left", gib(e.kv_one), gib(e.kv_room)),
         )
         .fit(fit)
         .help(help)

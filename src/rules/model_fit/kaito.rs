@@ -193,7 +193,9 @@ impl Served<'_> {
     /// The overhead the memory share must also hold (vLLM: activations and CUDA context).
     fn flags_overhead(&self) -> f64 {
         match self.flags.fraction_covers {
-            engine::FractionCovers::All => super::ACTIVATIONS_GIB + super::NON_TORCH_GIB,
+            engine::FractionCovers::All | engine::FractionCovers::KvOfFree => {
+                super::ACTIVATIONS_GIB + super::NON_TORCH_GIB
+            }
             engine::FractionCovers::WeightsAndKv => 0.0,
         }
     }
@@ -574,6 +576,7 @@ fn size_and_judge(
         context,
         context_from_model: false,
         max_seqs,
+        context_shrinks: false,
     };
     let mut notes = Vec::new();
     if !gpus.mig {

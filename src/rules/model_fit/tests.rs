@@ -37,6 +37,7 @@ fn rules_of(text: &str) -> Vec<String> {
 }
 
 const VLLM: &str = "vllm/vllm-openai:v0.10.1";
+const TRTLLM: &str = "nvcr.io/nvidia/tensorrt-llm/release:1.1.0rc1";
 const GPU: &str = "nvidia.com/gpu.product";
 
 fn inputs_8b_on(capacity_gib: f64, context: u64) -> Inputs {
@@ -92,6 +93,211 @@ fn the_arithmetic_is_kaitos() {
         ..inputs_8b_on(80.0, 8192)
     });
     assert_eq!(e.usable, 72.0);
+}
+
+/// TensorRT-LLM's share is the KV cache's, of what the weights, activations and CUDA context
+/// leave: the weights may use the whole GPU less that overhead.
+#[test]
+fn the_kv_of_free_share_is_of_the_memory_left_after_the_weights() {
+    let i = Inputs {
+        covers: FractionCovers::KvOfFree,
+        ..inputs_8b_on(80.0, 8192)
+    };
+    let e = estimate(&i);
+    let weights = 14.957 * 1.02;
+    assert!((e.usable - 77.7).abs() < 1e-9, "{}", e.usable);
+    assert!(
+        (e.kv_room - (77.7 - weights) * 0.9).abs() < 0.01,
+        "{}",
+        e.kv_room
+    );
+    assert_eq!(e.kv_tokens, (e.kv_room * GIB / 131072.0).floor() as u64);
+    // A share of 0.5 halves the KV cache, not the weights' room.
+    let half = estimate(&Inputs {
+        fraction: 0.5,
+        ..i.clone()
+    });
+    assert_eq!(half.usable, e.usable);
+    assert!((half.kv_room - (77.7 - weights) * 0.5).abs() < 0.01);
+    // Weights above the GPU less the overhead: no KV cache.
+    let small = estimate(&Inputs {
+        capacity_gib: 16.0,
+        ..i
+    });
+    assert!(!small.weights_fit() || small.kv_room < 0.1);
+}
+
+/// trtllm-serve: the positional model (after the program or its `serve`), click's `_`
+/// spellings, a context it cuts rather than refuses, the file of overrides and another backend
+/// not judged.
+#[test]
+fn trtllm_serve_is_read_and_judged() {
+    let on = |args: &[&str], gpus: u32, product: &str| {
+        fit_rules(&deployment(TRTLLM, args, &[], gpus, GPU, product))
+    };
+    // 70B in bf16 over tensor parallel 2 on two L4s: cannot load, whatever the spelling.
+    for args in [
+        &[
+            "trtllm-serve",
+            "meta-llama/Llama-3.3-70B-Instruct",
+            "--tp_size",
+            "2",
+        ][..],
+        &[
+            "trtllm-serve",
+            "serve",
+            "meta-llama/Llama-3.3-70B-Instruct",
+            "--tensor_parallel_size=2",
+        ],
+    ] {
+        let hits = on(args, 2, "NVIDIA-L4");
+        assert_eq!(hits.len(), 1, "{args:?}: {hits:?}");
+        assert_eq!(hits[0].0, "FIT002");
+        assert!(
+            hits[0].1.contains("over tensor parallel 2"),
+            "{}",
+            hits[0].1
+        );
+        assert!(hits[0].1.contains("less 2.3 GiB of activations and CUDA context; the KV cache takes what the weights leave × 0.90, the default"), "{}", hits[0].1);
+    }
+    // Llama 3.1 8B on an A10G with its whole context (131072): TensorRT-LLM starts and cuts
+    // the sequence (FIT004), unless told to fail fast (FIT003).
+    let hits = on(
+        &["trtllm-serve", "meta-llama/Llama-3.1-8B-Instruct"],
+        1,
+        "NVIDIA-A10G",
+    );
+    assert_eq!(hits.len(), 1, "{hits:?}");
+    assert_eq!(hits[0].0, "FIT004");
+    assert!(
+        hits[0]
+            .1
+            .contains("TensorRT-LLM starts with its longest sequence cut to about"),
+        "{}",
+        hits[0].1
+    );
+    assert!(
+        hits[0]
+            .1
+            .contains("(without --fail_fast_on_attention_window_too_large)"),
+        "{}",
+        hits[0].1
+    );
+    let hits = on(
+        &[
+            "trtllm-serve",
+            "meta-llama/Llama-3.1-8B-Instruct",
+            "--fail_fast_on_attention_window_too_large",
+        ],
+        1,
+        "NVIDIA-A10G",
+    );
+    assert_eq!(rules_of_hits(&hits), ["FIT003"], "{hits:?}");
+    // 8k fits; a lower share (of the free memory) cuts it again.
+    assert_eq!(
+        rules_of_hits(&on(
+            &[
+                "trtllm-serve",
+                "meta-llama/Llama-3.1-8B-Instruct",
+                "--max_seq_len",
+                "8192"
+            ],
+            1,
+            "NVIDIA-A10G"
+        )),
+        Vec::<String>::new()
+    );
+    let hits = on(
+        &[
+            "trtllm-serve",
+            "meta-llama/Llama-3.1-8B-Instruct",
+            "--max_seq_len=32768",
+            "--kv_cache_free_gpu_memory_fraction",
+            "0.2",
+        ],
+        1,
+        "NVIDIA-A10G",
+    );
+    assert_eq!(rules_of_hits(&hits), ["FIT004"], "{hits:?}");
+    assert!(
+        hits[0].1.contains("what the weights leave × 0.20:"),
+        "{}",
+        hits[0].1
+    );
+    // A file of overrides, another backend: not judged, said by FIT005.
+    let hits = on(
+        &[
+            "trtllm-serve",
+            "meta-llama/Llama-3.3-70B-Instruct",
+            "--tp_size",
+            "2",
+            "--extra_llm_api_options",
+            "/etc/trtllm/extra.yaml",
+        ],
+        2,
+        "NVIDIA-L4",
+    );
+    assert_eq!(rules_of_hits(&hits), ["FIT005"], "{hits:?}");
+    assert!(hits[0].1.contains("--extra_llm_api_options /etc/trtllm/extra.yaml overrides TensorRT-LLM's flags from a file gpulint does not read"), "{}", hits[0].1);
+    let hits = on(
+        &[
+            "trtllm-serve",
+            "/engines/llama-70b",
+            "--backend",
+            "tensorrt",
+        ],
+        2,
+        "NVIDIA-L4",
+    );
+    assert_eq!(rules_of_hits(&hits), ["FIT005"], "{hits:?}");
+    assert!(
+        hits[0].1.contains("--backend tensorrt is a backend"),
+        "{}",
+        hits[0].1
+    );
+    // The model is not the word after an option: not guessed.
+    assert!(on(&["trtllm-serve", "--host", "0.0.0.0"], 1, "NVIDIA-A10G").is_empty());
+}
+
+/// TensorRT-LLM holds its weights, its KV cache share of what they leave, and the overhead:
+/// about 22.0 GiB of an A10G for Llama 3.1 8B at 0.90, which a measured framebuffer is weighed
+/// against.
+#[test]
+fn trtllm_measured_framebuffer_is_weighed_against_weights_plus_its_kv_share() {
+    let text = deployment(
+        TRTLLM,
+        &[
+            "trtllm-serve",
+            "meta-llama/Llama-3.1-8B-Instruct",
+            "--max_seq_len",
+            "8192",
+            "--max_batch_size",
+            "64",
+        ],
+        &[],
+        1,
+        GPU,
+        "NVIDIA-A10G",
+    );
+    let hits = fit_measured(&text, measured_on("NVIDIA A10G", 21.8, None));
+    assert_eq!(rules_of_hits(&hits), ["FIT004"], "{hits:?}");
+    assert!(
+        hits[0]
+            .1
+            .contains("21.8 GiB a GPU (P99), as this share reserves"),
+        "{}",
+        hits[0].1
+    );
+    let hits = fit_measured(&text, measured_on("NVIDIA A10G", 17.0, None));
+    assert!(
+        hits[0].1.contains("not the 22.0 GiB this share reserves"),
+        "{}",
+        hits[0].1
+    );
+}
+
+fn rules_of_hits(hits: &[(String, String)]) -> Vec<String> {
+    hits.iter().map(|(r, _)| r.clone()).collect()
 }
 
 /// The tolerance at its edges: an estimate exactly `TOLERANCE` above the usable memory is
@@ -430,6 +636,11 @@ fn real_cases_from_public_reports() {
          &["--model", "meta-llama/Llama-3.1-8B-Instruct"], &[], 1, "node.kubernetes.io/instance-type", "Standard_NC24ads_A100_v4", Loaded),
         ("https://github.com/kaito-project/kaito/tree/main/presets/workspace/models/phi4 (phi-4 on Standard_NC24ads_A100_v4)", VLLM,
          &["--model", "microsoft/phi-4"], &[], 1, "node.kubernetes.io/instance-type", "Standard_NC24ads_A100_v4", Loaded),
+        // TensorRT-LLM's trtllm-serve (PyTorch backend).
+        ("https://nvidia.github.io/TensorRT-LLM/blogs/tech_blog/blog9_Deploying_GPT_OSS_on_TRTLLM.html (gpt-oss-120b: 1x B200/GB200/H200)", TRTLLM,
+         &["trtllm-serve", "openai/gpt-oss-120b", "--tp_size", "1", "--max_batch_size", "64"], &[], 1, GPU, "NVIDIA-H200", Loaded),
+        ("https://github.com/NVIDIA/TensorRT-LLM/issues/12228 (\"70B BF16 model - running on 80GB is not enough\")", TRTLLM,
+         &["trtllm-serve", "serve", "meta-llama/Llama-3.3-70B-Instruct"], &[], 1, GPU, "NVIDIA-H100-80GB-HBM3", WeightsOom),
     ];
     assert!(cases.len() >= 25, "{}", cases.len());
     let mut wrong = Vec::new();
