@@ -937,14 +937,7 @@ pub fn rendered_applications(
     repo_root: &Path,
     engine: &helm::HelmEngine,
 ) -> RenderedApplications {
-    let plain: Vec<(PathBuf, Arc<Stream>)> = files
-        .iter()
-        .filter(|f| f.role == FileRole::Plain)
-        .filter_map(|f| match &f.input {
-            Input::File(p) => Some((p.clone(), f.stream.clone())),
-            _ => None,
-        })
-        .collect();
+    let plain = plain_manifests(files);
     let mut out = RenderedApplications::default();
     let mut templates_mention: HashMap<PathBuf, bool> = HashMap::new();
     for _ in 0..APP_OF_APPS_DEPTH {
@@ -1009,6 +1002,18 @@ impl RenderedApplications {
     }
 }
 
+/// The run's plain manifests and their paths: where Helm releases are declared.
+fn plain_manifests(files: &[SourceFile]) -> Vec<(PathBuf, Arc<Stream>)> {
+    files
+        .iter()
+        .filter(|f| f.role == FileRole::Plain)
+        .filter_map(|f| match &f.input {
+            Input::File(p) => Some((p.clone(), f.stream.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
 /// An Argo CD Application or ApplicationSet.
 fn is_argo_application(object: &Node) -> bool {
     object
@@ -1065,14 +1070,7 @@ pub fn build_helm(
     errors: &mut Vec<InputError>,
     notes: &mut Vec<String>,
 ) -> Vec<HelmUnit> {
-    let manifests: Vec<(PathBuf, Arc<Stream>)> = files
-        .iter()
-        .filter(|f| f.role == FileRole::Plain)
-        .filter_map(|f| match &f.input {
-            Input::File(p) => Some((p.clone(), f.stream.clone())),
-            _ => None,
-        })
-        .collect();
+    let manifests = plain_manifests(files);
     let manifest_refs: Vec<(PathBuf, &Stream)> = manifests
         .iter()
         .chain(&rendered_applications.declarations)
