@@ -252,6 +252,7 @@ impl Linter {
             &declarations,
             &rendered_applications.declarations,
             units,
+            &self.render,
             self.render.boundary.as_deref(),
             &self.config.clusters,
             &mut notes,

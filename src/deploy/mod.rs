@@ -31,7 +31,7 @@ use crate::source::file::{display_path, SourceFile};
 use crate::source::kustomize::{kustomization_file, normalize};
 use crate::source::repo::declaration_bases;
 use crate::source::substitute::Substitution;
-use crate::source::units::{HelmUnit, PostRender, RenderUnit};
+use crate::source::units::{HelmUnit, PostRender, RenderSettings, RenderUnit};
 use crate::source::yaml::{Node, SourceId, Stream};
 
 /// A `clusters:` entry of the config: a cluster and the paths (relative to the repository) whose
@@ -113,11 +113,13 @@ impl Placement {
 /// Reads the declarations, gives every unit, release and plain file its cluster, and returns
 /// the units to lint: a root applied by several clusters (or twice with different transforms)
 /// becomes one unit each, with the applier's transforms on its objects.
+#[allow(clippy::too_many_arguments)]
 pub fn place(
     files: &[SourceFile],
     declarations: &[usize],
     rendered_applications: &[(PathBuf, Arc<Stream>)],
-    units: Vec<RenderUnit>,
+    mut units: Vec<RenderUnit>,
+    settings: &RenderSettings,
     repo_root: Option<&Path>,
     config: &[ClusterEntry],
     notes: &mut Vec<String>,
@@ -207,6 +209,7 @@ pub fn place(
         }
     }
 
+    units.extend(applied_bases(files, &deployments, &units, settings, notes));
     // Units: one per deployment of its root; the config's paths name a cluster of their own.
     let mut placed = Vec::with_capacity(units.len());
     for unit in units {
@@ -262,6 +265,81 @@ pub fn place(
     placement.deployments = deployments;
     placement.config = config;
     (placed, placement)
+}
+
+/// Kustomize roots a declaration applies that discovery linted only through the roots using
+/// them as a base (`units::build`: a base is linted through its overlays). Applied on their
+/// own, they are workloads of their own (Argo CD's `kustomize-guestbook`, which another
+/// example's overlay also uses as a base): each gets its unit, rendered as it is, with the
+/// files the overlays' renders already read.
+fn applied_bases(
+    files: &[SourceFile],
+    deployments: &[Deployment],
+    units: &[RenderUnit],
+    settings: &RenderSettings,
+    notes: &mut Vec<String>,
+) -> Vec<RenderUnit> {
+    let used_as_base: BTreeSet<PathBuf> = units
+        .iter()
+        .flat_map(|u| u.bases.iter().map(|b| normalize(b)))
+        .collect();
+    let mut wanted: Vec<&Deployment> = deployments
+        .iter()
+        .filter(|d| !d.folder.whole_tree && used_as_base.contains(&d.folder.path))
+        .filter(|d| !units.iter().any(|u| u.dir == d.folder.path))
+        .collect();
+    wanted.dedup_by(|a, b| a.folder.path == b.folder.path);
+    if wanted.is_empty() {
+        return Vec::new();
+    }
+    let index: HashMap<PathBuf, usize> = (0..files.len())
+        .filter_map(|i| Some((file_path(files, i)?, i)))
+        .collect();
+    let sources = crate::source::units::RunSources::new(files, settings.boundary.clone());
+    let mut out: Vec<RenderUnit> = Vec::new();
+    for d in wanted {
+        let dir = &d.folder.path;
+        if out.iter().any(|u| u.dir == *dir) {
+            continue;
+        }
+        let rendered = match crate::source::units::render_root(dir, &sources, settings) {
+            Ok(r) => r,
+            Err(e) => {
+                notes.push(format!(
+                    "{}: its folder does not render ({e}); not linted",
+                    d.by
+                ));
+                continue;
+            }
+        };
+        // Every file it reads was read by a render of this run (it is a base of one).
+        let read: Option<Vec<usize>> = rendered
+            .files
+            .iter()
+            .map(|f| index.get(&normalize(f)).copied())
+            .collect();
+        let (Some(read), Some(&home)) = (read, index.get(&normalize(&rendered.kustomization)))
+        else {
+            continue;
+        };
+        out.push(RenderUnit {
+            name: display_path(dir),
+            dir: dir.clone(),
+            home,
+            files: read,
+            bases: rendered
+                .kustomizations
+                .iter()
+                .filter(|k| **k != rendered.kustomization)
+                .filter_map(|k| k.parent().map(Path::to_path_buf))
+                .collect(),
+            objects: rendered.objects,
+            cluster: None,
+            post: Arc::default(),
+            substituted: Arc::default(),
+        });
+    }
+    out
 }
 
 /// Flux generates a kustomization for a folder that has none, listing every manifest in its

@@ -1618,3 +1618,53 @@ fn a_plain_folder_flux_applies_with_transforms_is_linted_as_each_cluster_builds_
         "{report}"
     );
 }
+
+/// A Kustomize root that an overlay uses as a base and that an Argo CD Application also
+/// applies on its own (argoproj/argocd-example-apps: `kustomize-guestbook`, which
+/// `pre-post-sync` uses as a base) is two workloads: the overlay's, and its own in the
+/// Application's namespace. Before, it was linted only through the overlay.
+#[test]
+fn a_base_an_application_applies_on_its_own_is_linted_as_its_own_workload_too() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let root = tmp.path();
+    std::fs::create_dir(root.join(".git")).unwrap();
+    write_files(
+        root,
+        &[
+            (
+                "apps/guestbook.yaml",
+                "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: guestbook\n  namespace: argocd\nspec:\n  destination:\n    namespace: guestbook\n    server: https://kubernetes.default.svc\n  source:\n    path: guestbook\n    repoURL: https://example.com/gitops.git\n",
+            ),
+            ("guestbook/kustomization.yaml", "namePrefix: kustomize-\nresources:\n- deploy.yaml\n"),
+            (
+                "guestbook/deploy.yaml",
+                "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: ui\nspec:\n  template:\n    spec:\n      containers:\n      - name: ui\n        image: ui:1\n        resources:\n          limits:\n            nvidia.com/gpu: 1\n",
+            ),
+            (
+                "hooks/kustomization.yaml",
+                "namePrefix: hooks-\nnamespace: hooks\nresources:\n- ../guestbook\n",
+            ),
+        ],
+    );
+    let (_, report, stderr) = lint_json(root, &["."]);
+    let mut got: Vec<(String, String)> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "QOS001")
+        .map(|f| {
+            let s = |v: &Value| v.as_str().unwrap_or_default().to_string();
+            (s(&f["object"]["namespace"]), s(&f["object"]["name"]))
+        })
+        .collect();
+    got.sort();
+    let pair = |ns: &str, n: &str| (ns.to_string(), n.to_string());
+    assert_eq!(
+        got,
+        [
+            pair("guestbook", "kustomize-ui"),
+            pair("hooks", "hooks-kustomize-ui")
+        ],
+        "{stderr}"
+    );
+}
