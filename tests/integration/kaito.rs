@@ -102,3 +102,32 @@ fn a_configmap_below_kaitos_share_is_an_error_at_the_instance_type() {
     assert_eq!(code, 1, "{stderr}");
     insta::assert_snapshot!("kaito_workspace_human", human);
 }
+
+/// Kaito's custom-config example asks vLLM for tensor parallel 2 in its ConfigMap on
+/// Standard_NC24ads_A100_v4 (one A100): the ConfigMap's keys come after Kaito's flags, so vLLM
+/// is started with 2 ranks on 1 GPU and fails. It is the only GPU012 of the published
+/// Workspaces, at the Workspace's `inference.config`.
+#[test]
+fn the_custom_config_example_starts_more_ranks_than_its_gpus() {
+    let (_, stdout, stderr) = output(
+        gpulint()
+            .current_dir(examples())
+            .args(["examples", "--select", "GPU012", "--format", "json"]),
+    );
+    let report: serde_json::Value = serde_json::from_str(&stdout).expect(&stderr);
+    let found: Vec<String> = report["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .map(|f| {
+            format!(
+                "{} {}:{} {}",
+                f["rule"], f["file"], f["line"], f["severity"]
+            )
+        })
+        .collect();
+    assert_eq!(
+        found,
+        [r#""GPU012" "examples/inference/kaito_workspace_custom_config.yaml":34 "error""#]
+    );
+}

@@ -250,6 +250,44 @@ fn of_instance(i: Instance, from: String, at: Span) -> Gpus {
     }
 }
 
+/// GPU012 on a Workspace whose ConfigMap sets parallel sizes that start more vLLM ranks than
+/// the GPUs of the nodes Kaito provisions: vLLM refuses to start ("more ranks than GPUs").
+#[allow(clippy::too_many_arguments)]
+fn too_many_ranks(
+    who: &str,
+    configmap: &str,
+    at: Span,
+    written: [(&str, Option<u64>); 3],
+    (tp, pp, dp): (u64, u64, u64),
+    ranks: u64,
+    given: u64,
+    nodes: u64,
+    instance: Option<&Instance>,
+) -> Hit {
+    let set: Vec<String> = written
+        .iter()
+        .filter_map(|(key, v)| v.map(|n| format!("{key} {n}")))
+        .collect();
+    let on = match instance {
+        Some(i) => format!("{nodes} node(s) of {} with {} GPU(s) each", i.name, i.gpus),
+        None => format!("{nodes} node(s)"),
+    };
+    Hit::new(
+        Rule::GpuParallelismMismatch,
+        at,
+        format!(
+            "vLLM in {who} starts {ranks} rank(s) (tensor parallel {tp} × pipeline parallel {pp} × data parallel {dp}; {} of ConfigMap `{configmap}`) on {given} GPU(s), {on}: more ranks than GPUs: it fails at start",
+            set.join(", ")
+        ),
+        format!("{ranks} ranks, {given} GPUs"),
+    )
+    .help(format!(
+        "remove {} from the ConfigMap (Kaito sets the parallel sizes for the node's GPUs), or choose an instance type with {ranks} GPU(s) a node",
+        set.iter().map(|s| s.split(' ').next().unwrap_or_default()).collect::<Vec<_>>().join(" and ")
+    ))
+    .comment_anchor(at)
+}
+
 /// FIT005 at `at`: `what` was not judged.
 fn not_judged(at: Span, message: String, label: &str, help: &str) -> Hit {
     Hit::new(Rule::ModelUnknown, at, message, label.into())
@@ -556,9 +594,28 @@ fn size_and_judge(
     let ranks = tp
         .saturating_mul(pp)
         .saturating_mul(dp_set.unwrap_or(kaito_dp));
-    if ranks > gpus.gpus_per_node.saturating_mul(nodes) {
-        // The ConfigMap asks vLLM for more ranks than Kaito gives it GPUs: it does not start,
-        // for a reason that is not the memory's (not judged here).
+    let given = gpus.gpus_per_node.saturating_mul(nodes);
+    if ranks > given {
+        // The ConfigMap's keys come after Kaito's own flags on vLLM's command line, so its
+        // parallel sizes win: vLLM is asked for more ranks than Kaito gives it GPUs and does
+        // not start. The memory is then beside the point (not judged).
+        if let Some((name, _, node)) = config {
+            hits.push(too_many_ranks(
+                who,
+                name,
+                node.span,
+                [
+                    ("tensor-parallel-size", tp_set),
+                    ("pipeline-parallel-size", pp_set),
+                    ("data-parallel-size", dp_set),
+                ],
+                (tp, pp, dp_set.unwrap_or(kaito_dp)),
+                ranks,
+                given,
+                nodes,
+                gpus.instance.as_ref(),
+            ));
+        }
         return;
     }
     let fraction_written = fraction.is_some();

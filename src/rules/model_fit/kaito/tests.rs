@@ -519,3 +519,50 @@ fn odd_values_neither_panic_nor_guess() {
         assert!(found.len() <= 1, "{vllm}: {found:?}");
     }
 }
+
+/// The ConfigMap's parallel sizes reach vLLM after Kaito's own (inference_api.py appends the
+/// `vllm:` keys to the command line, and the last flag wins), so a size that starts more ranks
+/// than the nodes have GPUs stops vLLM at start: GPU012, at the Workspace's `inference.config`.
+/// Kaito's custom-config example (tensor-parallel-size 2 on Standard_NC24ads_A100_v4, one A100)
+/// is one.
+#[test]
+fn a_configmaps_parallel_sizes_beyond_the_nodes_gpus_are_gpu012() {
+    let ranks = |instance: &str, vllm: &str| -> Vec<(String, String, String)> {
+        let text = workspace(
+            "deepseek-r1-distill-qwen-14b",
+            Some(instance),
+            None,
+            Some(vllm),
+        );
+        run(&text, &RepoFacts::of_text(&text), false)
+            .into_iter()
+            .filter(|(r, _, _)| r == "GPU012")
+            .collect()
+    };
+    let found = ranks("Standard_NC24ads_A100_v4", "tensor-parallel-size: 2");
+    assert_eq!(found.len(), 1, "{found:?}");
+    let (_, at, message) = &found[0];
+    assert_eq!(at, "params");
+    assert_eq!(
+        message,
+        "vLLM in Workspace `ws` starts 2 rank(s) (tensor parallel 2 × pipeline parallel 1 × data parallel 1; tensor-parallel-size 2 of ConfigMap `params`) on 1 GPU(s), 1 node(s) of Standard_NC24ads_A100_v4 with 1 GPU(s) each: more ranks than GPUs: it fails at start"
+    );
+    // Two A100s: Kaito runs the 28 GiB model data parallel on each GPU (under half of one),
+    // and its data-parallel-size 2 stays: tensor parallel 2 makes 4 ranks on 2 GPUs.
+    let found = ranks("Standard_NC48ads_A100_v4", "tensor-parallel-size: 2");
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].2.contains("4 rank(s)"), "{found:?}");
+    // Sizes that fit the GPUs, or none written: nothing.
+    for (instance, vllm) in [
+        ("Standard_NC24ads_A100_v4", "tensor-parallel-size: 1"),
+        (
+            "Standard_NC48ads_A100_v4",
+            "tensor-parallel-size: 2, data-parallel-size: 1",
+        ),
+        ("Standard_NC48ads_A100_v4", "tensor-parallel-size: 1"),
+        ("Standard_NC24ads_A100_v4", "max-model-len: 4096"),
+    ] {
+        let found = ranks(instance, vllm);
+        assert!(found.is_empty(), "{instance} {vllm}: {found:?}");
+    }
+}
