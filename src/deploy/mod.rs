@@ -283,12 +283,11 @@ fn applied_bases(
         .iter()
         .flat_map(|u| u.bases.iter().map(|b| normalize(b)))
         .collect();
-    let mut wanted: Vec<&Deployment> = deployments
+    let wanted: Vec<&Deployment> = deployments
         .iter()
         .filter(|d| !d.folder.whole_tree && used_as_base.contains(&d.folder.path))
         .filter(|d| !units.iter().any(|u| u.dir == d.folder.path))
         .collect();
-    wanted.dedup_by(|a, b| a.folder.path == b.folder.path);
     if wanted.is_empty() {
         return Vec::new();
     }
