@@ -331,6 +331,26 @@ pub fn words<'a>(c: &Container<'a>) -> Vec<Word<'a>> {
     out
 }
 
+/// A container's image: `image: repo:tag`, or the NIM operator's `image: {repository, tag}`
+/// (a `NIMService`'s spec) as `repository:tag`.
+pub fn image(c: &Container) -> Option<String> {
+    let node = c.node.get("image")?;
+    if let Some(text) = node.text() {
+        return Some(text.to_string());
+    }
+    let repository = node.get_str("repository")?;
+    Some(match node.get("tag").and_then(Node::text) {
+        Some(tag) => format!("{repository}:{tag}"),
+        None => repository.to_string(),
+    })
+}
+
+/// The image repository, registry kept, lower case, tag and digest removed: `nvcr.io/nim/meta/
+/// llama3-8b-instruct`.
+pub fn image_repository_of(c: &Container) -> Option<String> {
+    image(c).map(|i| image_repository(&i))
+}
+
 /// The image repository without registry-free noise: lower case, tag and digest removed.
 fn image_repository(image: &str) -> String {
     let image = image.split('@').next().unwrap_or(image);
@@ -368,12 +388,7 @@ fn at_command_start(words: &[Word], i: usize) -> bool {
 /// module`), then from its image, then (a KServe predictor without an image) from its
 /// `modelFormat`.
 pub fn detect(c: &Container) -> Option<&'static Engine> {
-    detect_in(
-        table(),
-        &words(c),
-        c.node.get_str("image").unwrap_or_default(),
-    )
-    .or_else(|| {
+    detect_in(table(), &words(c), &image(c).unwrap_or_default()).or_else(|| {
         if c.node.get("image").is_some() {
             return None;
         }
@@ -730,6 +745,7 @@ mod tests {
         assert_eq!(
             ids,
             [
+                "nim",
                 "vllm",
                 "ray-serve-llm",
                 "sglang",
@@ -740,7 +756,7 @@ mod tests {
                 "torchrun"
             ]
         );
-        assert_eq!(table().len(), 8);
+        assert_eq!(table().len(), 9);
         assert!(by_id("torchrun").is_some_and(|e| e.preallocates.is_none()));
         assert!(by_id("vllm").is_some_and(|e| e.preallocates.is_some()));
     }
@@ -806,6 +822,36 @@ mod tests {
             let p = e.map(|e| parallelism(e, c)).unwrap_or_default();
             (e.map(|e| e.id.clone()), p.ranks(), p.describe())
         })
+    }
+
+    #[test]
+    fn nim_images_are_nim_as_strings_and_as_the_operators_mappings() {
+        let id = |containers: &str| with_container(containers, |c| detect(c).map(|e| e.id.clone()));
+        assert_eq!(
+            id("  - {name: a, image: nvcr.io/nim/meta/llama3-8b-instruct:1.0.0}\n").as_deref(),
+            Some("nim")
+        );
+        // A NIMService's spec.image is {repository, tag}.
+        let stream = Stream::parse(
+            "apiVersion: apps.nvidia.com/v1alpha1\nkind: NIMService\nmetadata: {name: n}\nspec:\n  image: {repository: nvcr.io/nim/meta/llama-3.1-8b-instruct, tag: \"1.3.3\"}\n  resources: {limits: {nvidia.com/gpu: 1}}\n",
+        );
+        let catalog = crate::k8s::catalog::Catalog::builtin();
+        let objects = crate::k8s::workload::objects(&stream.documents[0]);
+        let w = crate::k8s::workload::Workload::of(objects[0].clone(), &catalog)
+            .expect("a NIMService is a workload");
+        let c = &w.containers[0];
+        assert_eq!(
+            image(c).as_deref(),
+            Some("nvcr.io/nim/meta/llama-3.1-8b-instruct:1.3.3")
+        );
+        assert_eq!(detect(c).map(|e| e.id.as_str()), Some("nim"));
+        // Its spec is its pod's spec too: the container belongs to it.
+        assert_eq!(c.pod, Some(0));
+        // vLLM run from a NIM image is vLLM.
+        assert_eq!(
+            id("  - {name: a, image: nvcr.io/nim/meta/llama3-8b-instruct:1.0.0, command: [vllm, serve, m]}\n").as_deref(),
+            Some("vllm")
+        );
     }
 
     #[test]

@@ -99,6 +99,9 @@ pub struct Mla {
 pub struct Model {
     pub id: String,
     pub aliases: Vec<String>,
+    /// NVIDIA NIM images serving these weights: the path under `nvcr.io/nim/`
+    /// (`meta/llama-3.1-8b-instruct`), lower case.
+    pub nim: Vec<String>,
     pub params_b: f64,
     pub active_params_b: Option<f64>,
     pub layers: u64,
@@ -153,6 +156,7 @@ fn missing(node: &Node, what: &str) -> DecodeError {
 pub const MODEL_KEYS: &[&str] = &[
     "id",
     "aliases",
+    "nim",
     "params_b",
     "active_params_b",
     "layers",
@@ -173,6 +177,11 @@ pub fn decode_model(node: &Node) -> Result<Model, DecodeError> {
     // rather than reported as a missing one.
     let id = f.string("id")?;
     let aliases = f.string_list("aliases")?;
+    let nim = f
+        .string_list("nim")?
+        .into_iter()
+        .map(|n| n.to_ascii_lowercase())
+        .collect();
     let params_b = positive(&mut f, "params_b", node)?;
     let active_params_b = positive(&mut f, "active_params_b", node)?;
     let layers = whole(&mut f, "layers", node)?;
@@ -231,6 +240,7 @@ pub fn decode_model(node: &Node) -> Result<Model, DecodeError> {
     Ok(Model {
         id,
         aliases,
+        nim,
         params_b,
         active_params_b,
         layers,
@@ -322,6 +332,13 @@ impl Catalogue {
             .find(|m| key(&m.id) == k || m.aliases.iter().any(|a| key(a) == k))
     }
 
+    /// The model an NVIDIA NIM image serves, by its path under `nim/` (`meta/llama3-8b-instruct`,
+    /// any case).
+    pub fn find_nim(&self, path: &str) -> Option<&Model> {
+        let path = path.to_ascii_lowercase();
+        self.models().find(|m| m.nim.contains(&path))
+    }
+
     /// The model a container names (`meta-llama/Llama-3.1-8B-Instruct`, `llama-3.1-8b-instruct`,
     /// `/models/Llama-3.1-8B-Instruct`, `hf://Qwen/Qwen2.5-7B-Instruct-AWQ`).
     pub fn find(&self, name: &str) -> Option<Found<'_>> {
@@ -369,6 +386,29 @@ mod tests {
         keys.sort();
         keys.dedup();
         assert_eq!(keys.len(), n, "an id or alias is listed twice");
+        // Every NIM image names one model.
+        let mut nims: Vec<&String> = models.iter().flat_map(|m| &m.nim).collect();
+        let n = nims.len();
+        nims.sort();
+        nims.dedup();
+        assert_eq!(nims.len(), n, "a NIM image is listed twice");
+        assert!(n >= 6, "{n}");
+    }
+
+    #[test]
+    fn nim_images_name_their_model_in_any_case() {
+        let c = Catalogue::default();
+        let m = c
+            .find_nim("Meta/Llama3-8B-Instruct")
+            .expect("llama3-8b-instruct");
+        assert_eq!(m.id, "meta-llama/Meta-Llama-3-8B-Instruct");
+        let m = c
+            .find_nim("mistralai/mixtral-8x7b-instruct-v01")
+            .expect("mixtral");
+        assert_eq!(m.id, "mistralai/Mixtral-8x7B-Instruct-v0.1");
+        // Only the image path: a model id is not a NIM image.
+        assert!(c.find_nim("meta-llama/Meta-Llama-3-8B-Instruct").is_none());
+        assert!(c.find_nim("llama3-8b-instruct").is_none());
     }
 
     #[test]

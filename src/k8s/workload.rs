@@ -361,14 +361,22 @@ fn join(object_path: &str, relative: &str) -> String {
     )
 }
 
+/// What a node is claimed as.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Role {
+    Pod,
+    Container,
+}
+
 struct Finder<'a> {
     pods: Vec<Pod<'a>>,
     containers: Vec<Container<'a>>,
-    /// Nodes already claimed as pod specs or containers (dedupes overlapping paths), by
+    /// Nodes already claimed as pod specs or as containers (dedupes overlapping paths), by
     /// address: not by span, which nodes a renderer made up share (the Kustomize fallback gives
     /// every node it cannot trace the kustomization's span, so a pod spec and its container
-    /// looked like one node and the container was lost).
-    seen: HashSet<usize>,
+    /// looked like one node and the container was lost). With the role: one node may be both
+    /// (a NIMServiceSpec is its pod's spec and its container).
+    seen: HashSet<(usize, Role)>,
 }
 
 impl<'a> Finder<'a> {
@@ -380,8 +388,8 @@ impl<'a> Finder<'a> {
         }
     }
 
-    fn claim(&mut self, node: &Node) -> bool {
-        self.seen.insert(std::ptr::from_ref(node) as usize)
+    fn claim(&mut self, node: &Node, role: Role) -> bool {
+        self.seen.insert((std::ptr::from_ref(node) as usize, role))
     }
 
     fn add_pod(
@@ -391,7 +399,7 @@ impl<'a> Finder<'a> {
         template_metadata: Option<&'a Node>,
         exact: bool,
     ) {
-        if spec.as_map().is_none() || !self.claim(spec) {
+        if spec.as_map().is_none() || !self.claim(spec, Role::Pod) {
             return;
         }
         let index = self.pods.len();
@@ -404,7 +412,7 @@ impl<'a> Finder<'a> {
                 continue;
             };
             for (i, c) in list.iter().enumerate() {
-                if c.as_map().is_none() || !self.claim(c) {
+                if c.as_map().is_none() || !self.claim(c, Role::Container) {
                     continue;
                 }
                 let mut cpath = path.clone();
@@ -430,7 +438,7 @@ impl<'a> Finder<'a> {
     }
 
     fn add_container(&mut self, node: &'a Node, path: String, shape: Shape, key: Option<&str>) {
-        if node.as_map().is_none() || !self.claim(node) {
+        if node.as_map().is_none() || !self.claim(node, Role::Container) {
             return;
         }
         let spark = (shape == Shape::Spark).then(|| SparkResources {

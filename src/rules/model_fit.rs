@@ -479,8 +479,18 @@ struct Site<'a> {
     context: Option<(Span, Span)>,
     /// How messages name the engine's settings.
     words: Words,
-    /// Kaito's sizing, whose help names instance types and ConfigMap settings.
-    kaito: Option<kaito::Sizing>,
+    /// Who sized it, whose help names the ways that would fit.
+    sizer: Sizer,
+}
+
+/// Who sized what a [`Site`] judges: its help names what that sizer can change.
+enum Sizer {
+    /// The engine's own flags.
+    Flags,
+    /// Kaito's controller: instance types and ConfigMap settings.
+    Kaito(kaito::Sizing),
+    /// NVIDIA NIM's profile: tensor parallelism and precision are a profile's.
+    Nim(nim::Sizing),
 }
 
 /// How a finding names the settings it is about: the engine's flags, or the `vllm:` keys of a
@@ -755,6 +765,10 @@ fn kv_bytes(kv_cache_dtype: Option<&str>, dtype: Option<Dtype>) -> Option<f64> {
 pub fn check(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {
     kaito::check(cx, w, hits);
     for c in w.containers.iter().filter(|c| !c.init && c.spark.is_none()) {
+        if nim::runs_nim(c) {
+            nim::check(cx, w, c, hits);
+            continue;
+        }
         let s = served(cx, c);
         if matches!(s, Ok(None)) {
             continue;
@@ -782,7 +796,7 @@ pub fn check(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {
                         fraction_written,
                         context_flag: context.map(|setting| setting.flag),
                     },
-                    kaito: None,
+                    sizer: Sizer::Flags,
                 };
                 judge(
                     &site,
@@ -942,9 +956,10 @@ fn judge(
     let (model_span, model_anchor) = site.model;
     if !e.weights_fit() {
         let total = weights_gib(model, s.dtype);
-        let help = match &site.kaito {
-            Some(k) => k.weights_help(s, model, on, context),
-            None => weights_help(s, model, on, context),
+        let help = match &site.sizer {
+            Sizer::Kaito(k) => k.weights_help(s, model, on, context),
+            Sizer::Nim(n) => n.weights_help(s, model, on, context),
+            Sizer::Flags => weights_help(s, model, on, context),
         };
         hits.push(hit(Hit::new(
             Rule::ModelWeightsDoNotFit,
@@ -1012,12 +1027,13 @@ fn judge(
     }
     if !e.context_fits() {
         let largest = e.largest_context();
-        let more = match &site.kaito {
-            Some(_) => "an instance type with more GPU memory, an fp8 KV cache (kv-cache-dtype: fp8) or a higher gpu-memory-utilization",
-            None if s.flags.kv_cache_dtype.is_empty() => {
+        let more = match &site.sizer {
+            Sizer::Kaito(_) => "an instance type with more GPU memory, an fp8 KV cache (kv-cache-dtype: fp8) or a higher gpu-memory-utilization",
+            Sizer::Nim(_) => "a larger GPU or a profile with more tensor parallelism (and as many GPUs)",
+            Sizer::Flags if s.flags.kv_cache_dtype.is_empty() => {
                 "a larger GPU, more tensor parallelism or a higher memory share"
             }
-            None => "a larger GPU, more tensor parallelism, an fp8 KV cache (--kv-cache-dtype fp8) or a higher memory share",
+            Sizer::Flags => "a larger GPU, more tensor parallelism, an fp8 KV cache (--kv-cache-dtype fp8) or a higher memory share",
         };
         // vLLM's block size; TensorRT-LLM's tokens a block are its own (not modelled).
         let block = if s.flags.fraction_covers == FractionCovers::KvOfFree {
@@ -1031,9 +1047,9 @@ fn judge(
                 site.words.set_context(&s.flags.context, largest)
             )
         } else {
-            match &site.kaito {
-                Some(_) => "the weights leave no room for the KV cache: use an instance type with more GPU memory or a quantized model".to_string(),
-                None => "the weights leave no room for the KV cache: use a larger GPU, more tensor parallelism or a quantized model".to_string(),
+            match &site.sizer {
+                Sizer::Kaito(_) => "the weights leave no room for the KV cache: use an instance type with more GPU memory or a quantized model".to_string(),
+                Sizer::Nim(_) | Sizer::Flags => "the weights leave no room for the KV cache: use a larger GPU, more tensor parallelism or a quantized model".to_string(),
             }
         };
         hits.push(hit(Hit::new(
@@ -1151,27 +1167,33 @@ fn weights_help(s: &Served, model: &Model, on: &Landing, context: u64) -> String
             ways.push(way);
         }
     }
-    if let Some(gpu) = accelerator::table()
-        .iter()
-        .map(|g| Candidate {
-            name: g.name.clone(),
-            memory_mib: g.memory_mib as f64,
-        })
-        .filter(|g| g.memory_mib > on.gpu.memory_mib)
-        .filter(|g| fits(s.dtype, s.tp, g.gib()))
-        .min_by(|a, b| a.memory_mib.total_cmp(&b.memory_mib))
-    {
-        ways.push(format!(
-            "a GPU of {} or more ({})",
-            gib(gpu.gib()),
-            gpu.name
-        ));
+    if let Some(way) = larger_gpu(on, |capacity| fits(s.dtype, s.tp, capacity)) {
+        ways.push(way);
     }
     if ways.is_empty() {
         "spread it over more GPUs (tensor or pipeline parallelism across nodes) or serve a smaller model".into()
     } else {
         format!("it fits with {}", ways.join(", or "))
     }
+}
+
+/// The smallest GPU of the table larger than the one it lands on with which `fits(capacity
+/// GiB)`: `a GPU of 44.4 GiB or more (NVIDIA L40S)`.
+fn larger_gpu(on: &Landing, fits: impl Fn(f64) -> bool) -> Option<String> {
+    let gpu = accelerator::table()
+        .iter()
+        .map(|g| Candidate {
+            name: g.name.clone(),
+            memory_mib: g.memory_mib as f64,
+        })
+        .filter(|g| g.memory_mib > on.gpu.memory_mib)
+        .filter(|g| fits(g.gib()))
+        .min_by(|a, b| a.memory_mib.total_cmp(&b.memory_mib))?;
+    Some(format!(
+        "a GPU of {} or more ({})",
+        gib(gpu.gib()),
+        gpu.name
+    ))
 }
 
 /// The first quantization (fp8, then a 4-bit copy) smaller than the weights' format with
@@ -1194,6 +1216,7 @@ fn quantization_way(
 }
 
 mod kaito;
+mod nim;
 
 #[cfg(test)]
 mod tests;

@@ -44,6 +44,7 @@ mod kustomize_oracle;
 mod layers;
 mod metrics;
 mod monorepo;
+mod nim;
 mod no_panic;
 mod oom;
 mod pre_commit;

@@ -675,7 +675,7 @@ fn size_and_judge(
             configmap: configmap.clone(),
             fraction_written,
         },
-        kaito: Some(Sizing {
+        sizer: super::Sizer::Kaito(Sizing {
             instance: gpus.instance.clone(),
             mig: gpus.mig,
             gpus_per_node: gpus.gpus_per_node,
