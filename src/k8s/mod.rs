@@ -8,5 +8,6 @@ pub mod gpu;
 pub mod kaito;
 pub mod kueue;
 pub mod model;
+pub mod nim;
 pub mod podsets;
 pub mod workload;

@@ -690,6 +690,8 @@ pub struct RepoFacts {
     pub dra: crate::k8s::dra::DraFacts,
     /// Kaito's inference ConfigMaps (a Workspace's `inference.config`).
     pub kaito: crate::k8s::kaito::KaitoFacts,
+    /// The NIM operator's NIMCaches (a NIMService's `storage.nimCache.name`).
+    pub nim: crate::k8s::nim::NimFacts,
 }
 
 impl RepoFacts {
@@ -708,6 +710,7 @@ impl RepoFacts {
         self.kueue.add(object, "default");
         self.dra.add(object, "default");
         self.kaito.add(object);
+        self.nim.add(object);
     }
 
     /// The facts of every object of a YAML text (tests).

@@ -32,19 +32,21 @@ fn nodes_of(dir: &Path, product: &str) -> PathBuf {
     path
 }
 
-/// `rule file:line severity` of the FIT and GPU012 findings of `file` on `product` nodes.
-fn findings(file: &str, product: &str) -> Vec<String> {
+/// `rule file:line severity` of the FIT and GPU012 findings of `files` (one or several
+/// `;`-separated, linted together) on `product` nodes.
+fn findings(files: &str, product: &str) -> Vec<String> {
     let tmp = tempfile::tempdir().expect("tempdir");
     let snapshot = nodes_of(tmp.path(), product);
-    let (_, stdout, stderr) = output(gpulint().current_dir(nim()).args([
-        file,
+    let mut args: Vec<&str> = files.split(';').collect();
+    args.extend([
         "--metrics",
         snapshot.to_str().expect("UTF-8 path"),
         "--select",
         "FIT002,FIT003,FIT004,FIT005,GPU012",
         "--format",
         "json",
-    ]));
+    ]);
+    let (_, stdout, stderr) = output(gpulint().current_dir(nim()).args(args));
     let report: serde_json::Value = serde_json::from_str(&stdout).expect(&stderr);
     report["findings"]
         .as_array()
@@ -74,8 +76,13 @@ fn published_nim_deployments_on_their_gpus_raise_no_error() {
             "NVIDIA-H100-80GB-HBM3",
             &[][..],
         ),
-        // ai-on-eks: Llama 3.1 8B on g5.12xlarge, 2 A10G.
-        ("eks-nimservice-llama-3.1-8b-g5.yaml", "NVIDIA-A10G", &[]),
+        // ai-on-eks: Llama 3.1 8B on g5.12xlarge, 2 A10G, from its NIMCache of fp16
+        // TensorRT-LLM profiles for the A10G.
+        (
+            "eks-nimcache-llama-3.1-8b-a10g.yaml;eks-nimservice-llama-3.1-8b-g5.yaml",
+            "NVIDIA-A10G",
+            &[],
+        ),
         // Red Hat's guide: Llama 3.1 8B on one A10G (g5.4xlarge), its profile pinned by id.
         (
             "openshift-nimservice-llama-3.1-8b-profile-pinned.yaml",

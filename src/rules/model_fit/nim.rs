@@ -247,22 +247,68 @@ struct Layout<'a> {
     multi_node: bool,
     /// What fixed the layout, for people: `NIM_TENSOR_PARALLEL_SIZE 2`, `the profile vllm-bf16-tp2`.
     from: String,
+    /// What the NIMCache said, when it said anything: `NIMCache `llama`: precision fp16`.
+    cache: Option<String>,
     /// Where a finding on the layout points.
     at: Option<&'a Node>,
 }
 
 /// `None` when a layout setting is written but is not a whole number (not judged).
-fn layout<'a>(c: &Container<'a>) -> Option<Layout<'a>> {
+fn layout<'a>(cx: &'a Context, w: &Workload, c: &Container<'a>) -> Option<Layout<'a>> {
+    // A NIMService's NIMCache, in its namespace: what it caches fills what the service's own
+    // settings do not say.
+    let cache_name = c.node.get_path(&["storage", "nimCache", "name"]);
+    let cache = cache_name.and_then(Node::text).and_then(|name| {
+        cx.facts
+            .nim
+            .cache(super::super::dra::namespace(cx, w), name)
+    });
     let profile_setting = read(c, &["NIM_MODEL_PROFILE"]);
     let spec_profile = c.node.get_path(&["storage", "nimCache", "profile"]);
     let profile_text = profile_setting
         .as_ref()
         .and_then(|s| s.value.clone())
-        .or_else(|| spec_profile.and_then(Node::text).map(str::to_string));
-    let profile = profile_text
+        .or_else(|| spec_profile.and_then(Node::text).map(str::to_string))
+        .filter(|p| !p.trim().is_empty())
+        .or_else(|| match cache.map(|c| c.profiles.as_slice()) {
+            Some([only]) => Some(only.clone()),
+            _ => None,
+        });
+    let mut profile = profile_text
         .as_deref()
         .map(parse_profile)
         .unwrap_or_default();
+    let mut cached = Vec::new();
+    if let Some(cache) = cache {
+        if profile.backend.is_none() {
+            profile.backend = cache.engine.as_deref().and_then(backend_of);
+        }
+        if profile.precision.is_none() {
+            profile.precision = cache
+                .precision
+                .as_deref()
+                .and_then(|p| precision(&p.to_ascii_lowercase()));
+            if profile.precision.is_some() {
+                cached.push(format!(
+                    "precision {}",
+                    cache.precision.as_deref().unwrap_or_default()
+                ));
+            }
+        }
+        if profile.tp.is_none() {
+            profile.tp = cache
+                .tensor_parallelism
+                .as_deref()
+                .and_then(|t| t.parse::<u64>().ok())
+                .filter(|n| *n > 0);
+            if profile.tp.is_some() {
+                cached.push(format!(
+                    "tensorParallelism {}",
+                    cache.tensor_parallelism.as_deref().unwrap_or_default()
+                ));
+            }
+        }
+    }
     let backend = engine::by_id(profile.backend.unwrap_or("vllm"))?;
     let flags = backend.serving.as_ref()?;
     let spelled = |factor: usize, env: &str| {
@@ -289,11 +335,15 @@ fn layout<'a>(c: &Container<'a>) -> Option<Layout<'a>> {
         .collect();
     let tp_set = count(tp_setting.clone()).ok()?;
     let pp_set = count(pp_setting.clone()).ok()?;
+    let cache_said = cache
+        .filter(|_| !cached.is_empty())
+        .map(|c| format!("NIMCache `{}`: {}", c.name, cached.join(", ")));
     let from = if !written.is_empty() {
         written.join(", ")
     } else {
-        match &profile_text {
-            Some(p) if profile.tp.is_some() => format!("the profile {p}"),
+        match (&profile_text, &cache_said) {
+            (Some(p), _) if parse_profile(p).tp.is_some() => format!("the profile {p}"),
+            (_, Some(said)) => said.clone(),
             _ => "NIM's choice".into(),
         }
     };
@@ -306,12 +356,24 @@ fn layout<'a>(c: &Container<'a>) -> Option<Layout<'a>> {
         multi_node: c.node.get("multiNode").is_some()
             || MULTI_NODE.iter().any(|name| read(c, &[name]).is_some()),
         from,
+        cache: cache_said,
         at: tp_setting
             .or(pp_setting)
             .or(profile_setting)
             .map(|s| s.node)
-            .or(spec_profile),
+            .or(spec_profile)
+            .or(cache_name),
     })
+}
+
+/// A NIMCache's `engine` as an engine row.
+fn backend_of(engine: &str) -> Option<&'static str> {
+    match engine.trim().to_ascii_lowercase().as_str() {
+        "vllm" => Some("vllm"),
+        "sglang" => Some("sglang"),
+        "tensorrt_llm" | "tensorrt" | "trtllm" => Some("trtllm"),
+        _ => None,
+    }
 }
 
 /// FIT002–FIT005 and GPU012 for a container that runs NIM.
@@ -319,12 +381,27 @@ pub(super) fn check(cx: &Context, w: &Workload, c: &Container, hits: &mut Vec<Hi
     let Some(named) = named(c) else {
         return;
     };
-    // The operator gives a NIMService with no GPU resources its cached profile's GPUs.
-    let Some(gpus) = super::super::gpu_sizing::gpu_count(cx, c).filter(|n| *n > 0) else {
+    let Some(l) = layout(cx, w, c) else {
         return;
     };
-    let Some(l) = layout(c) else {
-        return;
+    // The operator gives a NIMService that asks for no GPUs its cached profile's tensor
+    // parallel in GPUs: known when its NIMCache (or profile) says it.
+    let asks_gpus = c
+        .resources
+        .limits
+        .entries
+        .iter()
+        .chain(&c.resources.requests.entries)
+        .any(|q| cx.gpu_names.classify(q.name) != crate::k8s::gpu::GpuName::Other);
+    let gpus = match super::super::gpu_sizing::gpu_count(cx, c).filter(|n| *n > 0) {
+        Some(n) => n,
+        None if !asks_gpus && c.node.get_path(&["storage", "nimCache", "name"]).is_some() => {
+            match l.tp {
+                Some(tp) => tp.saturating_mul(l.pp),
+                None => return,
+            }
+        }
+        None => return,
     };
     if let Some(tp) = l.tp.filter(|_| !l.multi_node) {
         if tp.saturating_mul(l.pp) > gpus {
@@ -373,7 +450,7 @@ pub(super) fn check(cx: &Context, w: &Workload, c: &Container, hits: &mut Vec<Hi
             found,
             dtype,
             tp.unwrap_or(gpus),
-            l.pp,
+            &l,
             gpus,
             &on,
             hits,
@@ -490,7 +567,10 @@ fn judge_pinned(
     };
     let (model_span, model_anchor) = model_span(cx, named);
     let site = Site {
-        who: format!("{} ({} backend)", container_label(c), backend.name),
+        who: match &l.cache {
+            Some(cache) => format!("{} ({} backend; {cache})", container_label(c), backend.name),
+            None => format!("{} ({} backend)", container_label(c), backend.name),
+        },
         container: Some(c),
         model: (model_span, model_anchor),
         context: context_setting
@@ -534,11 +614,12 @@ fn bound(
     found: Found,
     dtype: Option<Dtype>,
     tp: u64,
-    pp: u64,
+    l: &Layout,
     gpus: u64,
     on: &Landing,
     hits: &mut Vec<Hit>,
 ) {
+    let pp = l.pp;
     let model = found.model;
     let at = dtype.unwrap_or(SMALLEST);
     let fits =
@@ -599,15 +680,23 @@ fn bound(
             Rule::ModelWeightsDoNotFit,
             span,
             format!(
-                "{} {format} is {} of weights: {} a GPU {layout} in {} (NVIDIA NIM), above the {} usable on {}: {} less {} of activations and CUDA context, the most any NIM backend gives the weights: no NIM profile can load it",
+                "{} {format} is {} of weights: {} a GPU {layout} in {} ({}), above the {} usable on {}: {} less {} of activations and CUDA context, the most any NIM backend gives the weights: {}",
                 model.name(),
                 gib(weights_gib(model, at)),
                 gib(e.weights),
                 container_label(c),
+                match &l.cache {
+                    Some(cache) => format!("NVIDIA NIM; {cache}"),
+                    None => "NVIDIA NIM".to_string(),
+                },
                 gib(e.usable),
                 on.describe(),
                 gib(on.gpu.gib()),
                 gib(e.overhead),
+                match dtype {
+                    Some(d) => format!("no {} profile can load it", d.name()),
+                    None => "no NIM profile can load it".to_string(),
+                },
             ),
             format!("{} of weights a GPU, {} usable", gib(e.weights), gib(e.usable)),
         )
