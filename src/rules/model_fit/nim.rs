@@ -214,7 +214,7 @@ impl Sizing {
             ways.push(format!(
                 "a profile of tensor parallel {tp} (instead of {}) with {} GPU(s)",
                 self.layout_from,
-                tp * s.pp
+                tp.saturating_mul(s.pp)
             ));
         }
         if let Some(way) = quantization_way(
@@ -649,8 +649,8 @@ fn bound(
     {
         ways.push(format!(
             "{} GPUs (nvidia.com/gpu: {})",
-            more * pp,
-            more * pp
+            more.saturating_mul(pp),
+            more.saturating_mul(pp)
         ));
     }
     if let Some(way) = larger_gpu(on, |capacity| fits(tp, capacity)) {

@@ -896,3 +896,79 @@ fn a_dra_claim_selecting_a_product_is_the_gpu() {
         []
     );
 }
+
+const NIM_70B: &str = "nvcr.io/nim/meta/llama-3.1-70b-instruct:1.3.3";
+const L4: (&str, &str) = ("cloud.google.com/gke-accelerator", "nvidia-l4");
+const H100: (&str, &str) = ("nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3");
+
+/// NIM: the bound (no profile pinned), a readable profile, the settings that pin a layout,
+/// and the values gpulint cannot read (not judged, no panic).
+#[test]
+fn nim_is_judged_as_far_as_its_manifest_pins_it() {
+    let nim = |image: &str, env: &[(&str, &str)], gpus: u32, on: (&str, &str)| {
+        run(
+            &deployment(image, &[], env, gpus, on.0, on.1),
+            &RepoFacts::default(),
+            false,
+        )
+        .into_iter()
+        .filter(|(r, _, _)| r.starts_with("FIT") || r == "GPU012")
+        .map(|(r, _, _)| r)
+        .collect::<Vec<_>>()
+    };
+    // 70B at 4 bits is 33.5 GiB a GPU on one L4: no profile; over two, one may.
+    assert_eq!(nim(NIM_70B, &[], 1, L4), ["FIT002"]);
+    assert!(nim(NIM_70B, &[], 2, L4).is_empty());
+    // bf16 tensor parallel 2 on two H100s fits; tensor parallel 1 does not.
+    assert!(nim(
+        NIM_70B,
+        &[("NIM_MODEL_PROFILE", "vllm-bf16-tp2-pp1")],
+        2,
+        H100
+    )
+    .is_empty());
+    assert_eq!(
+        nim(
+            NIM_70B,
+            &[("NIM_MODEL_PROFILE", "vllm-bf16-tp1-pp1")],
+            2,
+            H100
+        ),
+        ["FIT002"]
+    );
+    // More ranks than GPUs.
+    assert_eq!(
+        nim(NIM_70B, &[("NIM_TENSOR_PARALLEL_SIZE", "4")], 2, H100),
+        ["GPU012"]
+    );
+    // The multi-LLM image with a checkpoint: its bf16 over the one GPU the setting gives.
+    assert_eq!(
+        nim(
+            "nvcr.io/nim/nvidia/llm-nim:1.14",
+            &[
+                ("NIM_MODEL_NAME", "hf://meta-llama/Llama-3.1-70B-Instruct"),
+                ("NIM_TENSOR_PARALLEL_SIZE", "1")
+            ],
+            8,
+            H100
+        ),
+        ["FIT002"]
+    );
+    // The generic image naming nothing, and values gpulint cannot read: nothing said, no panic.
+    assert!(nim("nvcr.io/nim/nvidia/llm-nim:1.14", &[], 1, L4).is_empty());
+    for (name, value) in [
+        ("NIM_TENSOR_PARALLEL_SIZE", "$(TP)"),
+        ("NIM_TENSOR_PARALLEL_SIZE", "0"),
+        ("NIM_PIPELINE_PARALLEL_SIZE", "18446744073709551615"),
+        ("NIM_TENSOR_PARALLEL_SIZE", "99999999999999999999999"),
+        (
+            "NIM_MODEL_PROFILE",
+            "vllm-bf16-tp18446744073709551615-pp18446744073709551615",
+        ),
+        ("NIM_MAX_MODEL_LEN", "-1"),
+        ("NIM_MODEL_NAME", "ngc://"),
+        ("NIM_MODEL_PATH", "hf://"),
+    ] {
+        let _ = nim(NIM_70B, &[(name, value)], 1, L4);
+    }
+}
