@@ -6,6 +6,7 @@ pub mod dra;
 pub mod engine;
 pub mod gpu;
 pub mod kaito;
+pub mod kserve;
 pub mod kueue;
 pub mod model;
 pub mod nim;

@@ -692,6 +692,8 @@ pub struct RepoFacts {
     pub kaito: crate::k8s::kaito::KaitoFacts,
     /// The NIM operator's NIMCaches (a NIMService's `storage.nimCache.name`).
     pub nim: crate::k8s::nim::NimFacts,
+    /// KServe's serving runtimes (a predictor model's `runtime`).
+    pub kserve: crate::k8s::kserve::RuntimeFacts,
 }
 
 impl RepoFacts {
@@ -711,6 +713,7 @@ impl RepoFacts {
         self.dra.add(object, "default");
         self.kaito.add(object);
         self.nim.add(object);
+        self.kserve.add(object);
     }
 
     /// The facts of every object of a YAML text (tests).

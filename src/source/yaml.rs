@@ -39,6 +39,9 @@ impl Default for SourceId {
 
 impl SourceId {
     pub const LOCAL: SourceId = SourceId(u32::MAX);
+    /// In no file of the run: a node built from what another object says (a KServe serving
+    /// runtime's container merged into a model); no file's text is read at its span.
+    pub const NOWHERE: SourceId = SourceId(u32::MAX - 1);
 
     /// The file with this index in the run's file list.
     pub fn file(index: usize) -> SourceId {

@@ -8,6 +8,25 @@ use std::path::{Path, PathBuf};
 
 use crate::support::common::{gpulint, output};
 
+/// `rule file:line severity` of a run's JSON report.
+fn said(stdout: &str, stderr: &str) -> Vec<String> {
+    let report: serde_json::Value = serde_json::from_str(stdout).expect(stderr);
+    report["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .map(|f| {
+            format!(
+                "{} {}:{} {}",
+                f["rule"].as_str().unwrap_or_default(),
+                f["file"].as_str().unwrap_or_default(),
+                f["line"],
+                f["severity"].as_str().unwrap_or_default()
+            )
+        })
+        .collect()
+}
+
 fn nim() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("testdata/fit/nim")
 }
@@ -47,21 +66,7 @@ fn findings(files: &str, product: &str) -> Vec<String> {
         "json",
     ]);
     let (_, stdout, stderr) = output(gpulint().current_dir(nim()).args(args));
-    let report: serde_json::Value = serde_json::from_str(&stdout).expect(&stderr);
-    report["findings"]
-        .as_array()
-        .expect("findings")
-        .iter()
-        .map(|f| {
-            format!(
-                "{} {}:{} {}",
-                f["rule"].as_str().unwrap_or_default(),
-                f["file"].as_str().unwrap_or_default(),
-                f["line"],
-                f["severity"].as_str().unwrap_or_default()
-            )
-        })
-        .collect()
+    said(&stdout, &stderr)
 }
 
 /// Each file on the smallest GPU its source runs it on (SOURCES.md): no error, and nothing
@@ -144,4 +149,52 @@ fn on_an_l4_no_nim_profile_loads_nemotron_super_49b() {
             "{product}"
         );
     }
+}
+
+/// nim-deploy's KServe examples: the InferenceService names a ClusterServingRuntime that holds
+/// the NIM image; KServe runs the runtime's container with the model's fields over it. The
+/// 8B one (2 A100 80GB) fits. The 70B one selects `NVIDIA-H100-SXM4-80GB`, a value GPU feature
+/// discovery never writes (an H100 SXM is `NVIDIA-H100-80GB-HBM3`), so it is judged on a copy
+/// with the real label (fits on 4), and on one L4 (no profile loads 70B there): an error at the
+/// service's `runtime`, naming the runtime.
+#[test]
+fn a_kserve_service_is_judged_as_the_nim_runtime_it_names() {
+    assert_eq!(
+        findings(
+            "kserve-llama3-8b-instruct-2xa100-isvc.yaml;kserve-llama3-8b-instruct-runtime.yaml",
+            "NVIDIA-A100-SXM4-80GB"
+        ),
+        Vec::<String>::new()
+    );
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let runtime = "kserve-llama3-70b-instruct-runtime.yaml";
+    std::fs::copy(nim().join(runtime), tmp.path().join(runtime)).expect("copy");
+    let service =
+        std::fs::read_to_string(nim().join("kserve-llama3-70b-instruct-4xh100-isvc.yaml"))
+            .expect("read");
+    let lint = |gpus: &str, product: &str| {
+        let changed = service.replace("NVIDIA-H100-SXM4-80GB", product).replace(
+            "nvidia.com/gpu: \"4\"",
+            &format!("nvidia.com/gpu: \"{gpus}\""),
+        );
+        assert_ne!(changed, service);
+        std::fs::write(tmp.path().join("isvc.yaml"), changed).expect("write");
+        let (_, stdout, stderr) = output(gpulint().current_dir(tmp.path()).args([
+            ".",
+            "--select",
+            "FIT002,FIT003,FIT004,FIT005,GPU012",
+            "--format",
+            "json",
+        ]));
+        (said(&stdout, &stderr), stdout)
+    };
+    assert_eq!(lint("4", "NVIDIA-H100-80GB-HBM3").0, Vec::<String>::new());
+    let (found, stdout) = lint("1", "NVIDIA-L4");
+    assert_eq!(found, ["FIT002 isvc.yaml:18 error"]);
+    assert!(
+        stdout.contains(
+            "the image and settings of ClusterServingRuntime `nvidia-nim-llama3-70b-instruct-1.0.0`"
+        ),
+        "{stdout}"
+    );
 }
