@@ -831,6 +831,12 @@ mod tests {
             id("  - {name: a, image: nvcr.io/nim/meta/llama3-8b-instruct:1.0.0}\n").as_deref(),
             Some("nim")
         );
+        // A mirror keeps the path; a repository merely named `nim` is not NIM.
+        assert_eq!(
+            id("  - {name: a, image: registry.example.com/nvcr/nim/meta/llama3-8b-instruct:1.0.0}\n").as_deref(),
+            Some("nim")
+        );
+        assert_eq!(id("  - {name: a, image: nimlang/nim:2.0}\n"), None);
         // A NIMService's spec.image is {repository, tag}.
         let stream = Stream::parse(
             "apiVersion: apps.nvidia.com/v1alpha1\nkind: NIMService\nmetadata: {name: n}\nspec:\n  image: {repository: nvcr.io/nim/meta/llama-3.1-8b-instruct, tag: \"1.3.3\"}\n  resources: {limits: {nvidia.com/gpu: 1}}\n",

@@ -429,6 +429,29 @@ impl Cluster {
             t0,
             end,
         ));
+        // NVIDIA NIM on one H100: its KV cache is `gpu_cache_usage_perc` (no prefix), at
+        // /v1/metrics.
+        let mut c_nim = ctr("nim", 10.0 * GIB, GIB, 1.0);
+        c_nim.gpus.push(h100(21, (0.3, 0.1)));
+        let mut p = pod(
+            "serve",
+            "nim-6c7d8e9f5-ddddd",
+            ("ReplicaSet", "nim-6c7d8e9f5"),
+            ("Deployment", "nim"),
+            t0 + 4 * HOUR,
+            end,
+            vec![c_nim],
+        );
+        p.kv = Some(("gpu_cache_usage_perc", (0.2, 0.4)));
+        c.pods.push(p);
+        c.replicasets.push(owner(
+            "serve",
+            "nim-6c7d8e9f5",
+            "Deployment",
+            "nim",
+            t0,
+            end,
+        ));
         // Fillers: many plain Deployments in two namespaces.
         for i in 0..FILLERS {
             let ns = filler_ns(i);
@@ -1266,6 +1289,13 @@ fn workloads_are_resolved_and_measured(prom: &Prometheus, cluster: &Cluster) {
     };
     let u = got.usage.containers.get(&sgl).unwrap_or_default();
     assert_eq!((u.gpu_count, u.gpus_used), (Some(1), Some(1)));
+    assert!(u.kv_cache_usage.and_then(|k| k.max).is_some(), "{u:?}");
+    let nim = ContainerKey {
+        name: "nim".into(),
+        container: "nim".into(),
+        ..llm.clone()
+    };
+    let u = got.usage.containers.get(&nim).unwrap_or_default();
     assert!(u.kv_cache_usage.and_then(|k| k.max).is_some(), "{u:?}");
     let mut want_missing = vec![ghost, wrong_container];
     want_missing.sort();

@@ -15,12 +15,15 @@ use crate::metrics::usage::{GpuUtilization, KvCache, Usage};
 /// A GPU is busy when its average engine activity over the window is at least this.
 pub const BUSY_THRESHOLD: f64 = 0.05;
 
-/// The KV-cache series of the serving engines (`rules/engines.yaml`), 0 to 1; the current
-/// name first (`or` keeps the left side where a pod exports both).
-const KV_CACHE_METRICS: [&str; 3] = [
+/// The KV-cache series of the serving engines (`rules/engines.yaml`'s `kv_cache_metrics`, a
+/// test keeps them the same), 0 to 1; the current name first (`or` keeps the left side where a
+/// pod exports both). NVIDIA NIM exports `gpu_cache_usage_perc` at `/v1/metrics`
+/// (docs.nvidia.com/nim/large-language-models/latest/observability.html).
+const KV_CACHE_METRICS: [&str; 4] = [
     "vllm:kv_cache_usage_perc",
     "vllm:gpu_cache_usage_perc",
     "sglang:token_usage",
+    "gpu_cache_usage_perc",
 ];
 
 /// dcgm-exporter's labels of a GPU (a MIG instance adds `GPU_I_PROFILE` and `GPU_I_ID` to its
@@ -329,6 +332,19 @@ mod tests {
     }
 
     #[test]
+    fn every_engines_kv_cache_metric_is_queried() {
+        let mut table: Vec<&str> = crate::k8s::engine::table()
+            .iter()
+            .flat_map(|e| e.kv_cache_metrics.iter().map(String::as_str))
+            .collect();
+        table.sort_unstable();
+        table.dedup();
+        let mut queried = KV_CACHE_METRICS.to_vec();
+        queried.sort_unstable();
+        assert_eq!(table, queried);
+    }
+
+    #[test]
     fn the_queries_are_fixed_and_carry_the_selector() {
         let q = promql(GpuQuery::KvP99, "cluster=\"prod\"", "14d", "21m", "pod");
         assert_eq!(
@@ -336,7 +352,8 @@ mod tests {
             "max by (namespace, pod, exported_namespace, exported_pod) (\
              quantile_over_time(0.99, vllm:kv_cache_usage_perc{cluster=\"prod\"}[14d]) \
              or quantile_over_time(0.99, vllm:gpu_cache_usage_perc{cluster=\"prod\"}[14d]) \
-             or quantile_over_time(0.99, sglang:token_usage{cluster=\"prod\"}[14d]))"
+             or quantile_over_time(0.99, sglang:token_usage{cluster=\"prod\"}[14d]) \
+             or quantile_over_time(0.99, gpu_cache_usage_perc{cluster=\"prod\"}[14d]))"
         );
         // No function that drops `__name__` is ever given two names at once.
         for g in GpuQuery::ALL {
