@@ -2,9 +2,12 @@
 //! `InferenceService`'s `predictor.model` runs when it names no image of its own. KServe takes
 //! the runtime `model.runtime` names (a ServingRuntime of the service's namespace, else a
 //! ClusterServingRuntime), or the one runtime whose `supportedModelFormats` auto-selects the
-//! model's format, and merges the model's container fields over the runtime's first container
-//! (a strategic merge patch: `image`, `command` and `args` replace, `env` merges by name;
-//! `pkg/controller/v1beta1/inferenceservice/utils`, `MergeRuntimeContainers`).
+//! model's format (a `disabled` runtime is never taken), and merges the model's container
+//! fields over the runtime's `kserve-container` (else its first container): a strategic merge
+//! patch, `image` and `command` replace, `env` merges by name, and `args` are the runtime's
+//! followed by the model's ("strategic merge patch will replace args but more useful behaviour
+//! here is to concatenate": `pkg/controller/v1beta1/inferenceservice/utils`,
+//! `MergeRuntimeContainers`).
 //!
 //! [`merged`] writes that container as a JSON text (parsed back as YAML), so the engine
 //! readers see one container; its nodes are in no file of the run (a finding on one is moved
@@ -82,10 +85,17 @@ impl RuntimeFacts {
         let Some(spec) = object.node.get("spec") else {
             return;
         };
-        let Some(container) = spec
+        if spec.get("disabled").and_then(Node::text) == Some("true") {
+            return;
+        }
+        let containers = spec
             .get("containers")
             .and_then(Node::as_seq)
-            .and_then(|c| c.first())
+            .unwrap_or_default();
+        let Some(container) = containers
+            .iter()
+            .find(|c| c.get_str("name") == Some("kserve-container"))
+            .or_else(|| containers.first())
         else {
             return;
         };
@@ -173,9 +183,9 @@ fn entry(key: &str, value: Node) -> Entry {
     }
 }
 
-/// The container KServe runs for a `predictor.model` on `runtime`: the model's `image`,
-/// `command` and `args` replace the runtime's, its `env` merges over the runtime's by name,
-/// and the rest is the model's. The model's nodes are its own (their places are the
+/// The container KServe runs for a `predictor.model` on `runtime`: the model's `image` and
+/// `command` replace the runtime's, its `args` follow the runtime's, its `env` merges over the
+/// runtime's by name, and the rest is the model's. The model's nodes are its own (their places are the
 /// InferenceService's); what the runtime gives is in [`RUNTIME_SOURCE`]. `None` when the model
 /// names an image of its own (it needs no runtime).
 pub fn merged(model: &Node, runtime: &Runtime) -> Option<Node> {
@@ -185,7 +195,7 @@ pub fn merged(model: &Node, runtime: &Runtime) -> Option<Node> {
     let mut entries: Vec<Entry> = model
         .as_map()?
         .iter()
-        .filter(|e| e.key.text() != Some("env"))
+        .filter(|e| !matches!(e.key.text(), Some("env" | "args")))
         .cloned()
         .collect();
     entries.push(entry("name", given("kserve-container")));
@@ -193,13 +203,23 @@ pub fn merged(model: &Node, runtime: &Runtime) -> Option<Node> {
         entries.push(entry("image", given(image)));
     }
     // An empty `command` is no `command`: the image's entrypoint runs.
-    for (key, words) in [("command", &runtime.command), ("args", &runtime.args)] {
-        if model.get(key).is_none() && !words.is_empty() {
-            entries.push(entry(
-                key,
-                given_seq(words.iter().map(|w| given(w)).collect()),
-            ));
-        }
+    if model.get("command").is_none() && !runtime.command.is_empty() {
+        entries.push(entry(
+            "command",
+            given_seq(runtime.command.iter().map(|w| given(w)).collect()),
+        ));
+    }
+    let mut args: Vec<Node> = runtime.args.iter().map(|w| given(w)).collect();
+    args.extend(
+        model
+            .get("args")
+            .and_then(Node::as_seq)
+            .unwrap_or_default()
+            .iter()
+            .cloned(),
+    );
+    if !args.is_empty() {
+        entries.push(entry("args", given_seq(args)));
     }
     let own_env: Vec<&Node> = model
         .get("env")
@@ -233,7 +253,7 @@ mod tests {
     use crate::k8s::workload::objects;
     use crate::source::yaml::Stream;
 
-    const RUNTIME: &str = "apiVersion: serving.kserve.io/v1alpha1\nkind: ClusterServingRuntime\nmetadata: {name: nim-llama3-8b}\nspec:\n  supportedModelFormats: [{name: nvidia-nim-llama3-8b-instruct, autoSelect: true}]\n  containers:\n  - name: kserve-container\n    image: nvcr.io/nim/meta/llama3-8b-instruct:1.0.0\n    env:\n    - {name: NIM_CACHE_PATH, value: /mnt/models/cache}\n    - {name: NGC_API_KEY, valueFrom: {secretKeyRef: {name: s, key: k}}}\n    - {name: NIM_MAX_MODEL_LEN, value: \"8192\"}\n";
+    const RUNTIME: &str = "apiVersion: serving.kserve.io/v1alpha1\nkind: ClusterServingRuntime\nmetadata: {name: nim-llama3-8b}\nspec:\n  supportedModelFormats: [{name: nvidia-nim-llama3-8b-instruct, autoSelect: true}]\n  containers:\n  - name: kserve-container\n    image: nvcr.io/nim/meta/llama3-8b-instruct:1.0.0\n    env:\n    - {name: NIM_CACHE_PATH, value: /mnt/models/cache}\n    - {name: NGC_API_KEY, valueFrom: {secretKeyRef: {name: s, key: k}}}\n    - {name: NIM_MAX_MODEL_LEN, value: \"8192\"}\n    args: [--max-num-seqs, \"8\"]\n---\napiVersion: serving.kserve.io/v1alpha1\nkind: ServingRuntime\nmetadata: {name: off, namespace: ml}\nspec:\n  disabled: true\n  supportedModelFormats: [{name: huggingface, autoSelect: true}]\n  containers: [{name: kserve-container, image: kserve/huggingfaceserver:v0.15.0}]\n";
 
     fn facts(text: &str) -> RuntimeFacts {
         let stream = Stream::parse(text);
@@ -267,6 +287,8 @@ mod tests {
             .runtime_for("ml", None, Some("NVIDIA-NIM-llama3-8b-instruct"))
             .is_some());
         assert!(f.runtime_for("ml", Some("other"), None).is_none());
+        // A disabled runtime is never taken.
+        assert!(f.runtime_for("ml", Some("off"), None).is_none());
         assert!(f.runtime_for("ml", None, Some("huggingface")).is_none());
     }
 
@@ -283,9 +305,11 @@ mod tests {
         assert_eq!(m.get("image").map(|n| n.span.source), Some(RUNTIME_SOURCE));
         // The model's own nodes keep their places.
         let args = m.get("args").and_then(Node::as_seq).expect("args");
-        assert_eq!(args.len(), 1);
-        assert_eq!(args[0].text(), Some("--a"));
-        assert_ne!(args[0].span.source, RUNTIME_SOURCE);
+        // The runtime's args, then the model's (which keep their places).
+        let words: Vec<Option<&str>> = args.iter().map(Node::text).collect();
+        assert_eq!(words, [Some("--max-num-seqs"), Some("8"), Some("--a")]);
+        assert_eq!(args[0].span.source, RUNTIME_SOURCE);
+        assert_ne!(args[2].span.source, RUNTIME_SOURCE);
         let env: Vec<(Option<&str>, Option<&str>)> = m
             .get("env")
             .and_then(Node::as_seq)

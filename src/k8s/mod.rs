@@ -9,6 +9,5 @@ pub mod kaito;
 pub mod kserve;
 pub mod kueue;
 pub mod model;
-pub mod nim;
 pub mod podsets;
 pub mod workload;

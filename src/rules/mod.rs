@@ -690,8 +690,6 @@ pub struct RepoFacts {
     pub dra: crate::k8s::dra::DraFacts,
     /// Kaito's inference ConfigMaps (a Workspace's `inference.config`).
     pub kaito: crate::k8s::kaito::KaitoFacts,
-    /// The NIM operator's NIMCaches (a NIMService's `storage.nimCache.name`).
-    pub nim: crate::k8s::nim::NimFacts,
     /// KServe's serving runtimes (a predictor model's `runtime`).
     pub kserve: crate::k8s::kserve::RuntimeFacts,
 }
@@ -712,7 +710,6 @@ impl RepoFacts {
         self.kueue.add(object, "default");
         self.dra.add(object, "default");
         self.kaito.add(object);
-        self.nim.add(object);
         self.kserve.add(object);
     }
 

@@ -197,7 +197,11 @@ fn measured_fit(u: &Usage, s: &Served, on: &Landing, e: &Estimate) -> Option<Mea
         return None;
     }
     let p99 = u.gpu_memory_bytes.as_ref()?.p99?;
-    let gpus = u.gpu_count.filter(|n| *n > 0).unwrap_or(s.tp * s.pp).max(1);
+    let gpus = u
+        .gpu_count
+        .filter(|n| *n > 0)
+        .unwrap_or(s.tp.saturating_mul(s.pp))
+        .max(1);
     let framebuffer = p99 / gpus as f64 / GIB;
     // The share covers the activations and the CUDA context too (vLLM), or they come on top
     // of it (SGLang): either way the engine holds about usable + those on every GPU.
@@ -263,7 +267,7 @@ fn measured_clause(m: &MeasuredFit, starts: bool) -> String {
 /// the KV cache alone as a share of what the weights, activations and CUDA context leave free
 /// (`kv_of_free`, TensorRT-LLM: the weights may use the whole GPU less that overhead).
 pub fn estimate(i: &Inputs) -> Estimate {
-    let ranks = (i.tp.max(1) * i.pp.max(1)) as f64;
+    let ranks = i.tp.max(1).saturating_mul(i.pp.max(1)) as f64;
     let weights = i.weights_gib * WEIGHTS_FACTOR / ranks;
     let (usable, overhead, kv_room) = match i.covers {
         FractionCovers::All | FractionCovers::WeightsAndKv => {
@@ -776,7 +780,11 @@ pub fn check(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {
 /// moved to the model's `runtime` (or `modelFormat`), since the merged container is in no
 /// file. `false` when the runtime is not among the linted files (judged as written).
 fn through_runtime(cx: &Context, w: &Workload, c: &Container, hits: &mut Vec<Hit>) -> bool {
-    if c.node.get("image").is_some() {
+    let id = &w.object.id;
+    let predictor_model = id.kind == "InferenceService"
+        && id.api_version.starts_with("serving.kserve.io/")
+        && c.path.ends_with("['predictor']['model']");
+    if !predictor_model || c.node.get("image").is_some() {
         return false;
     }
     let named = c.node.get("runtime");

@@ -47,8 +47,8 @@ impl SourceId {
     pub fn file(index: usize) -> SourceId {
         SourceId(
             u32::try_from(index)
-                .unwrap_or(u32::MAX - 1)
-                .min(u32::MAX - 1),
+                .unwrap_or(u32::MAX - 2)
+                .min(u32::MAX - 2),
         )
     }
 

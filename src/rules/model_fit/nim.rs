@@ -69,6 +69,49 @@ const NOT_LLM: &[&str] = &[
     "vista",
     "diffusion",
     "flux",
+    // BioNeMo, Maxine, Earth-2, Omniverse.
+    "diffdock",
+    "alphafold",
+    "openfold",
+    "evo2",
+    "genmol",
+    "molmim",
+    "esm2",
+    "proteinmpnn",
+    "msa-search",
+    "audio2face",
+    "maxine",
+    "fourcastnet",
+    "corrdiff",
+    "usd",
+];
+
+/// Words of LLM NIM image names: an image the catalogue does not know gets FIT005 only with
+/// one of them (NIM serves many models that are not LLMs, whose names say little).
+const LLM_WORDS: &[&str] = &[
+    "instruct",
+    "chat",
+    "llama",
+    "mistral",
+    "mixtral",
+    "gemma",
+    "qwen",
+    "deepseek",
+    "phi-",
+    "gpt",
+    "nemotron",
+    "granite",
+    "codestral",
+    "starcoder",
+    "falcon",
+    "jamba",
+    "dbrx",
+    "glm",
+    "kimi",
+    "minimax",
+    "coder",
+    "reason",
+    "-it",
 ];
 
 /// The generic image: it serves what `NIM_MODEL_NAME` names, nothing by itself.
@@ -247,68 +290,26 @@ struct Layout<'a> {
     multi_node: bool,
     /// What fixed the layout, for people: `NIM_TENSOR_PARALLEL_SIZE 2`, `the profile vllm-bf16-tp2`.
     from: String,
-    /// What the NIMCache said, when it said anything: `NIMCache `llama`: precision fp16`.
-    cache: Option<String>,
     /// Where a finding on the layout points.
     at: Option<&'a Node>,
 }
 
 /// `None` when a layout setting is written but is not a whole number (not judged).
-fn layout<'a>(cx: &'a Context, w: &Workload, c: &Container<'a>) -> Option<Layout<'a>> {
-    // A NIMService's NIMCache, in its namespace: what it caches fills what the service's own
-    // settings do not say.
-    let cache_name = c.node.get_path(&["storage", "nimCache", "name"]);
-    let cache = cache_name.and_then(Node::text).and_then(|name| {
-        cx.facts
-            .nim
-            .cache(super::super::dra::namespace(cx, w), name)
-    });
+fn layout<'a>(c: &Container<'a>) -> Option<Layout<'a>> {
     let profile_setting = read(c, &["NIM_MODEL_PROFILE"]);
+    // A NIMService's `storage.nimCache.profile`, which the operator passes as
+    // NIM_MODEL_PROFILE (a NIMCache's own `profiles`, `precision` or `tensorParallelism` only
+    // say what it caches: NIM still picks, and may download, another).
     let spec_profile = c.node.get_path(&["storage", "nimCache", "profile"]);
     let profile_text = profile_setting
         .as_ref()
         .and_then(|s| s.value.clone())
         .or_else(|| spec_profile.and_then(Node::text).map(str::to_string))
-        .filter(|p| !p.trim().is_empty())
-        .or_else(|| match cache.map(|c| c.profiles.as_slice()) {
-            Some([only]) => Some(only.clone()),
-            _ => None,
-        });
-    let mut profile = profile_text
+        .filter(|p| !p.trim().is_empty());
+    let profile = profile_text
         .as_deref()
         .map(parse_profile)
         .unwrap_or_default();
-    let mut cached = Vec::new();
-    if let Some(cache) = cache {
-        if profile.backend.is_none() {
-            profile.backend = cache.engine.as_deref().and_then(backend_of);
-        }
-        if profile.precision.is_none() {
-            profile.precision = cache
-                .precision
-                .as_deref()
-                .and_then(|p| precision(&p.to_ascii_lowercase()));
-            if profile.precision.is_some() {
-                cached.push(format!(
-                    "precision {}",
-                    cache.precision.as_deref().unwrap_or_default()
-                ));
-            }
-        }
-        if profile.tp.is_none() {
-            profile.tp = cache
-                .tensor_parallelism
-                .as_deref()
-                .and_then(|t| t.parse::<u64>().ok())
-                .filter(|n| *n > 0);
-            if profile.tp.is_some() {
-                cached.push(format!(
-                    "tensorParallelism {}",
-                    cache.tensor_parallelism.as_deref().unwrap_or_default()
-                ));
-            }
-        }
-    }
     let backend = engine::by_id(profile.backend.unwrap_or("vllm"))?;
     let flags = backend.serving.as_ref()?;
     let spelled = |factor: usize, env: &str| {
@@ -327,6 +328,7 @@ fn layout<'a>(cx: &'a Context, w: &Workload, c: &Container<'a>) -> Option<Layout
             .get_path(&["multiNode", "parallelism", key])
             .and_then(Node::text)
             .and_then(|t| t.trim().parse::<u64>().ok())
+            .filter(|n| *n > 0)
     };
     let written: Vec<String> = [&tp_setting, &pp_setting]
         .into_iter()
@@ -335,15 +337,11 @@ fn layout<'a>(cx: &'a Context, w: &Workload, c: &Container<'a>) -> Option<Layout
         .collect();
     let tp_set = count(tp_setting.clone()).ok()?;
     let pp_set = count(pp_setting.clone()).ok()?;
-    let cache_said = cache
-        .filter(|_| !cached.is_empty())
-        .map(|c| format!("NIMCache `{}`: {}", c.name, cached.join(", ")));
     let from = if !written.is_empty() {
         written.join(", ")
     } else {
-        match (&profile_text, &cache_said) {
-            (Some(p), _) if parse_profile(p).tp.is_some() => format!("the profile {p}"),
-            (_, Some(said)) => said.clone(),
+        match &profile_text {
+            Some(p) if profile.tp.is_some() => format!("the profile {p}"),
             _ => "NIM's choice".into(),
         }
     };
@@ -356,24 +354,12 @@ fn layout<'a>(cx: &'a Context, w: &Workload, c: &Container<'a>) -> Option<Layout
         multi_node: c.node.get("multiNode").is_some()
             || MULTI_NODE.iter().any(|name| read(c, &[name]).is_some()),
         from,
-        cache: cache_said,
         at: tp_setting
             .or(pp_setting)
             .or(profile_setting)
             .map(|s| s.node)
-            .or(spec_profile)
-            .or(cache_name),
+            .or(spec_profile),
     })
-}
-
-/// A NIMCache's `engine` as an engine row.
-fn backend_of(engine: &str) -> Option<&'static str> {
-    match engine.trim().to_ascii_lowercase().as_str() {
-        "vllm" => Some("vllm"),
-        "sglang" => Some("sglang"),
-        "tensorrt_llm" | "tensorrt" | "trtllm" => Some("trtllm"),
-        _ => None,
-    }
 }
 
 /// FIT002–FIT005 and GPU012 for a container that runs NIM.
@@ -381,11 +367,12 @@ pub(super) fn check(cx: &Context, w: &Workload, c: &Container, hits: &mut Vec<Hi
     let Some(named) = named(c) else {
         return;
     };
-    let Some(l) = layout(cx, w, c) else {
+    let Some(l) = layout(c) else {
         return;
     };
-    // The operator gives a NIMService that asks for no GPUs its cached profile's tensor
-    // parallel in GPUs: known when its NIMCache (or profile) says it.
+    // The operator gives a NIMService that asks for no GPUs the tensor parallel of the profile
+    // its `storage.nimCache.profile` names (not its pipeline parallel); without one it gets
+    // none.
     let asks_gpus = c
         .resources
         .limits
@@ -393,17 +380,18 @@ pub(super) fn check(cx: &Context, w: &Workload, c: &Container, hits: &mut Vec<Hi
         .iter()
         .chain(&c.resources.requests.entries)
         .any(|q| cx.gpu_names.classify(q.name) != crate::k8s::gpu::GpuName::Other);
+    let spec_profile = c.node.get_path(&["storage", "nimCache", "profile"]);
     let gpus = match super::super::gpu_sizing::gpu_count(cx, c).filter(|n| *n > 0) {
         Some(n) => n,
-        None if !asks_gpus && c.node.get_path(&["storage", "nimCache", "name"]).is_some() => {
-            match l.tp {
-                Some(tp) => tp.saturating_mul(l.pp),
-                None => return,
-            }
-        }
+        None if !asks_gpus && spec_profile.is_some() => match l.tp {
+            Some(tp) => tp,
+            None => return,
+        },
         None => return,
     };
-    if let Some(tp) = l.tp.filter(|_| !l.multi_node) {
+    if !l.multi_node {
+        // Unknown tensor parallel is at least 1: pipeline parallel alone may exceed the GPUs.
+        let tp = l.tp.unwrap_or(1);
         if tp.saturating_mul(l.pp) > gpus {
             let at = l.at.unwrap_or_else(|| named.node());
             hits.push(too_many_ranks(c, at, &l.from, tp, l.pp, gpus));
@@ -427,7 +415,13 @@ pub(super) fn check(cx: &Context, w: &Workload, c: &Container, hits: &mut Vec<Hi
         return;
     };
     let Some(found) = found else {
-        hits.push(unknown(cx, c, &named));
+        let evidence = match &named {
+            Named::Setting(_) => true,
+            Named::Image { path, .. } => LLM_WORDS.iter().any(|word| path.contains(word)),
+        };
+        if evidence {
+            hits.push(unknown(cx, c, &named));
+        }
         return;
     };
     if let Some(s) = UNREAD.iter().find_map(|name| read(c, &[name])) {
@@ -449,7 +443,8 @@ pub(super) fn check(cx: &Context, w: &Workload, c: &Container, hits: &mut Vec<Hi
             &named,
             found,
             dtype,
-            tp.unwrap_or(gpus),
+            // Unknown tensor parallel: as much as the GPUs the pipeline stages leave.
+            tp.unwrap_or((gpus / l.pp.max(1)).max(1)),
             &l,
             gpus,
             &on,
@@ -563,14 +558,12 @@ fn judge_pinned(
         context_from_model: false,
         max_seqs: engine::setting(c, &flags.max_seqs)
             .and_then(|s| s.value?.trim().parse::<u64>().ok()),
-        context_shrinks: !flags.context_shrinks_unless.is_empty(),
+        context_shrinks: !flags.context_shrinks_unless.is_empty()
+            && !engine::switch(c, &flags.context_shrinks_unless),
     };
     let (model_span, model_anchor) = model_span(cx, named);
     let site = Site {
-        who: match &l.cache {
-            Some(cache) => format!("{} ({} backend; {cache})", container_label(c), backend.name),
-            None => format!("{} ({} backend)", container_label(c), backend.name),
-        },
+        who: format!("{} ({} backend)", container_label(c), backend.name),
         container: Some(c),
         model: (model_span, model_anchor),
         context: context_setting
@@ -680,15 +673,11 @@ fn bound(
             Rule::ModelWeightsDoNotFit,
             span,
             format!(
-                "{} {format} is {} of weights: {} a GPU {layout} in {} ({}), above the {} usable on {}: {} less {} of activations and CUDA context, the most any NIM backend gives the weights: {}",
+                "{} {format} is {} of weights: {} a GPU {layout} in {} (NVIDIA NIM), above the {} usable on {}: {} less {} of activations and CUDA context, the most any NIM backend gives the weights: {}",
                 model.name(),
                 gib(weights_gib(model, at)),
                 gib(e.weights),
                 container_label(c),
-                match &l.cache {
-                    Some(cache) => format!("NVIDIA NIM; {cache}"),
-                    None => "NVIDIA NIM".to_string(),
-                },
                 gib(e.usable),
                 on.describe(),
                 gib(on.gpu.gib()),

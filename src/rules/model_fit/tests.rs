@@ -936,9 +936,22 @@ fn nim_is_judged_as_far_as_its_manifest_pins_it() {
         ),
         ["FIT002"]
     );
-    // More ranks than GPUs.
+    // More ranks than GPUs, by tensor parallel or by pipeline parallel alone.
     assert_eq!(
         nim(NIM_70B, &[("NIM_TENSOR_PARALLEL_SIZE", "4")], 2, H100),
+        ["GPU012"]
+    );
+    assert_eq!(
+        nim(NIM_70B, &[("NIM_PIPELINE_PARALLEL_SIZE", "4")], 2, H100),
+        ["GPU012"]
+    );
+    assert_eq!(
+        nim(
+            NIM_70B,
+            &[("NIM_PIPELINE_PARALLEL_SIZE", "9223372036854775808")],
+            2,
+            H100
+        ),
         ["GPU012"]
     );
     // The multi-LLM image with a checkpoint: its bf16 over the one GPU the setting gives.
