@@ -302,6 +302,13 @@ pub fn workloads(
                 "pod_sets": pod_sets,
                 "gpus": gpus,
             });
+            // A `generateName` object has its name made when it is created (`pi-x7k2p`).
+            if let (None, Some(prefix)) = (
+                &w.object.id.name,
+                w.object.metadata().and_then(|m| m.get_str("generateName")),
+            ) {
+                entry["generate_name"] = json!(prefix);
+            }
             if let Some(r) = render {
                 entry["render"] = json!(r);
             }
@@ -490,11 +497,12 @@ pub fn table(linter: &Linter, inventory: &Value) -> String {
     for w in inventory["workloads"].as_array().unwrap_or(&none) {
         // `prod/ml` when the run has several clusters (the inventory names them then).
         let ns = cluster_namespace_label(&w["cluster"], &w["namespace"]);
-        let kind_name = format!(
-            "{}/{}",
-            w["kind"].as_str().unwrap_or_default(),
-            w["name"].as_str().unwrap_or("-")
-        );
+        let name = match (w["name"].as_str(), w["generate_name"].as_str()) {
+            (Some(name), _) => name.to_string(),
+            (None, Some(prefix)) => format!("{prefix}*"),
+            (None, None) => "-".to_string(),
+        };
+        let kind_name = format!("{}/{name}", w["kind"].as_str().unwrap_or_default());
         let pod_sets = w["pod_sets"].as_array().unwrap_or(&none);
         for c in w["containers"].as_array().unwrap_or(&none) {
             let pair = |r: &str| {

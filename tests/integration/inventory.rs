@@ -225,6 +225,24 @@ fn cluster_scoped_templates_are_listed_under_cluster_and_run_no_pods() {
     assert!(row.contains("template"), "{table}");
 }
 
+/// A `generateName` object (`kubectl create` names it) is listed by its prefix.
+#[test]
+fn a_generate_name_object_is_listed_by_its_prefix() {
+    let dir = temp_tree(&[(
+        "job.yaml",
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {generateName: pi-}\nspec:\n  template:\n    spec:\n      containers:\n      - name: pi\n        resources: {limits: {nvidia.com/gpu: 1}}\n",
+    )]);
+    let inv = json(dir.path(), &["inventory", "--format", "json", "."]);
+    let w = &inv["workloads"][0];
+    assert_eq!(
+        (&w["name"], &w["generate_name"]),
+        (&Value::Null, &Value::from("pi-"))
+    );
+    let (code, table, err) = run(dir.path(), &["inventory", "."]);
+    assert_eq!(code, 0, "{err}");
+    assert!(table.contains("Job/pi-*"), "{table}");
+}
+
 #[test]
 fn a_missing_path_is_named() {
     let dir = temp_tree(&[]);
