@@ -145,14 +145,26 @@ fn rank_gpus(
 
 pub fn check(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {
     for c in w.containers.iter().filter(|c| !c.init && c.spark.is_none()) {
-        let engine = engine::detect(c);
-        if let Some(e) = engine {
-            check_parallelism(cx, w, c, e, hits);
-        }
-        if let Some(usage) = &usage_of(cx, w, c) {
-            if super::is_gpu_container(cx, c) {
-                check_measured(cx, w, c, engine, usage, hits);
+        // A KServe model with no image runs its serving runtime's engine and flags.
+        match super::runtime_view::of(cx, w, c) {
+            Some(view) => {
+                let before = hits.len();
+                check_container(cx, w, &view.container(c), hits);
+                view.settle(&mut hits[before..]);
             }
+            None => check_container(cx, w, c, hits),
+        }
+    }
+}
+
+fn check_container(cx: &Context, w: &Workload, c: &Container, hits: &mut Vec<Hit>) {
+    let engine = engine::detect(c);
+    if let Some(e) = engine {
+        check_parallelism(cx, w, c, e, hits);
+    }
+    if let Some(usage) = &usage_of(cx, w, c) {
+        if super::is_gpu_container(cx, c) {
+            check_measured(cx, w, c, engine, usage, hits);
         }
     }
 }

@@ -15,6 +15,7 @@ mod model_fit;
 pub use model_fit::{Fit, MeasuredFit};
 mod qos;
 mod render_errors;
+mod runtime_view;
 pub mod savings;
 mod schedule;
 mod shm;

@@ -769,66 +769,15 @@ fn kv_bytes(kv_cache_dtype: Option<&str>, dtype: Option<Dtype>) -> Option<f64> {
 pub fn check(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {
     kaito::check(cx, w, hits);
     for c in w.containers.iter().filter(|c| !c.init && c.spark.is_none()) {
-        if !through_runtime(cx, w, c, hits) {
-            check_container(cx, w, c, hits);
+        match super::runtime_view::of(cx, w, c) {
+            Some(view) => {
+                let before = hits.len();
+                check_container(cx, w, &view.container(c), hits);
+                view.settle(&mut hits[before..]);
+            }
+            None => check_container(cx, w, c, hits),
         }
     }
-}
-
-/// A KServe predictor's model that names no image runs its serving runtime's container with
-/// the model's fields merged over it (`k8s::kserve`): judged as that container, its findings
-/// moved to the model's `runtime` (or `modelFormat`), since the merged container is in no
-/// file. `false` when the runtime is not among the linted files (judged as written).
-fn through_runtime(cx: &Context, w: &Workload, c: &Container, hits: &mut Vec<Hit>) -> bool {
-    let id = &w.object.id;
-    let predictor_model = id.kind == "InferenceService"
-        && id.api_version.starts_with("serving.kserve.io/")
-        && c.path.ends_with("['predictor']['model']");
-    if !predictor_model || c.node.get("image").is_some() {
-        return false;
-    }
-    let named = c.node.get("runtime");
-    let format = c.node.get_path(&["modelFormat", "name"]);
-    let Some(at) = named.or(format) else {
-        return false;
-    };
-    let Some(runtime) = cx.facts.kserve.runtime_for(
-        super::dra::namespace(cx, w),
-        named.and_then(crate::source::yaml::Node::text),
-        format.and_then(crate::source::yaml::Node::text),
-    ) else {
-        return false;
-    };
-    let Some(node) = crate::k8s::kserve::merged(c.node, runtime) else {
-        return false;
-    };
-    let view = Container {
-        node: &node,
-        name: c.name,
-        init: false,
-        path: c.path.clone(),
-        pod: c.pod,
-        resources: c.resources.clone(),
-        spark: None,
-    };
-    let before = hits.len();
-    check_container(cx, w, &view, hits);
-    // A finding on what the runtime gives (its image, its flags) is shown at the model's
-    // `runtime`; one on the model's own settings stays where they are written.
-    for h in hits.iter_mut().skip(before) {
-        if h.span.source == crate::k8s::kserve::RUNTIME_SOURCE {
-            h.span = at.span;
-            h.comment_anchor = Some(at.span);
-        }
-        if h.comment_anchor.map(|a| a.source) == Some(crate::k8s::kserve::RUNTIME_SOURCE) {
-            h.comment_anchor = Some(h.span);
-        }
-        h.message.push_str(&format!(
-            " (the image and settings of {})",
-            runtime.describe()
-        ));
-    }
-    true
 }
 
 /// FIT002–FIT005 (and NIM's GPU012) on one container.
