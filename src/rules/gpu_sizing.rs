@@ -144,17 +144,8 @@ fn rank_gpus(
 }
 
 pub fn check(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {
-    for c in w.containers.iter().filter(|c| !c.init && c.spark.is_none()) {
-        // A KServe model with no image runs its serving runtime's engine and flags.
-        match super::runtime_view::of(cx, w, c) {
-            Some(view) => {
-                let before = hits.len();
-                check_container(cx, w, &view.container(c), hits);
-                view.settle(&mut hits[before..]);
-            }
-            None => check_container(cx, w, c, hits),
-        }
-    }
+    // A KServe model with no image runs its serving runtime's engine and flags.
+    super::runtime_view::each_serving(cx, w, hits, check_container);
 }
 
 fn check_container(cx: &Context, w: &Workload, c: &Container, hits: &mut Vec<Hit>) {

@@ -768,16 +768,8 @@ fn kv_bytes(kv_cache_dtype: Option<&str>, dtype: Option<Dtype>) -> Option<f64> {
 
 pub fn check(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {
     kaito::check(cx, w, hits);
-    for c in w.containers.iter().filter(|c| !c.init && c.spark.is_none()) {
-        match super::runtime_view::of(cx, w, c) {
-            Some(view) => {
-                let before = hits.len();
-                check_container(cx, w, &view.container(c), hits);
-                view.settle(&mut hits[before..]);
-            }
-            None => check_container(cx, w, c, hits),
-        }
-    }
+    // A KServe model with no image runs its serving runtime's engine and flags.
+    super::runtime_view::each_serving(cx, w, hits, check_container);
 }
 
 /// FIT002–FIT005 (and NIM's GPU012) on one container.

@@ -10,6 +10,26 @@ use crate::k8s::kserve::{self, Runtime, RUNTIME_SOURCE};
 use crate::k8s::workload::{Container, Workload};
 use crate::source::yaml::{Node, Span};
 
+/// Runs `check` on each container of `w` that serves (not an init container, not Spark's), as
+/// its runtime's view when it has one.
+pub(crate) fn each_serving(
+    cx: &Context,
+    w: &Workload,
+    hits: &mut Vec<Hit>,
+    check: fn(&Context, &Workload, &Container, &mut Vec<Hit>),
+) {
+    for c in w.containers.iter().filter(|c| !c.init && c.spark.is_none()) {
+        match of(cx, w, c) {
+            Some(view) => {
+                let before = hits.len();
+                check(cx, w, &view.container(c), hits);
+                view.settle(&mut hits[before..]);
+            }
+            None => check(cx, w, c, hits),
+        }
+    }
+}
+
 /// The merged container of a predictor model, and what it came from.
 pub(crate) struct RuntimeView<'r> {
     node: Node,
