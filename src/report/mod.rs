@@ -179,7 +179,11 @@ pub fn fit_rows(findings: &[&Finding]) -> Vec<[String; 8]> {
                 format!("{} ({})", fit.model, fit.dtype),
                 fit.gpu.clone(),
                 format!("{:.1} GiB", fit.weights_gib),
-                format!("{:.1} GiB at {}", fit.kv_gib, fit.context_label()),
+                if fit.weights_only {
+                    "not judged".to_string()
+                } else {
+                    format!("{:.1} GiB at {}", fit.kv_gib, fit.context_label())
+                },
                 format!("{:.1} GiB", fit.usable_gib),
                 fit.measured
                     .as_ref()

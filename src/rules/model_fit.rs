@@ -111,6 +111,10 @@ pub struct Fit {
     pub kv_tokens: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub measured: Option<MeasuredFit>,
+    /// Only the weights were judged, as the least any layout needs (NVIDIA NIM without a pinned
+    /// profile): no KV cache, no context.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub weights_only: bool,
 }
 
 /// What the snapshot says of the estimate: on the same GPU model only (a framebuffer measured
@@ -141,17 +145,28 @@ impl Fit {
         context_short(self.context)
     }
 
-    /// `weights 15.3 GiB + KV 2.0 GiB at 16k of 17.9 GiB usable on NVIDIA A10G`.
+    /// `weights 15.3 GiB + KV 2.0 GiB at 16k of 17.9 GiB usable on NVIDIA A10G`; `weights
+    /// 33.5 GiB (at least) of 20.2 GiB usable` when only the weights were judged.
     pub fn summary(&self) -> String {
-        let mut s = format!(
-            "{}: weights {} + KV {} at {} of {} usable on {}",
-            self.model,
-            gib(self.weights_gib),
-            gib(self.kv_gib),
-            context_short(self.context),
-            gib(self.usable_gib),
-            self.gpu
-        );
+        let mut s = if self.weights_only {
+            format!(
+                "{}: weights {} (at least) of {} usable on {}",
+                self.model,
+                gib(self.weights_gib),
+                gib(self.usable_gib),
+                self.gpu
+            )
+        } else {
+            format!(
+                "{}: weights {} + KV {} at {} of {} usable on {}",
+                self.model,
+                gib(self.weights_gib),
+                gib(self.kv_gib),
+                context_short(self.context),
+                gib(self.usable_gib),
+                self.gpu
+            )
+        };
         if let Some(m) = &self.measured {
             s.push_str(&format!(
                 "; measured framebuffer {} a GPU ({})",
@@ -949,6 +964,7 @@ fn judge(
         usable_gib: tenth(e.usable),
         kv_tokens: e.kv_tokens,
         measured: checked.clone(),
+        weights_only: false,
     };
     let clause = |starts: bool| {
         checked

@@ -667,6 +667,7 @@ fn bound(
         usable_gib: tenth(e.usable),
         kv_tokens: 0,
         measured: None,
+        weights_only: true,
     };
     hits.push(
         Hit::new(

@@ -802,10 +802,21 @@ fn a_fit_finding_carries_its_arithmetic() {
         usable_gib: tenth(e.usable),
         kv_tokens: e.kv_tokens,
         measured: Some(m),
+        weights_only: false,
     };
     assert_eq!(
         fit.summary(),
         "Llama-3.1-8B-Instruct: weights 15.3 GiB + KV 8.0 GiB at 64k of 17.9 GiB usable on NVIDIA A10G; measured framebuffer 20.1 GiB a GPU (as reserved), KV cache 50% full at P99"
+    );
+    // NIM's bound judges the weights alone.
+    let bound = Fit {
+        weights_only: true,
+        measured: None,
+        ..fit.clone()
+    };
+    assert_eq!(
+        bound.summary(),
+        "Llama-3.1-8B-Instruct: weights 15.3 GiB (at least) of 17.9 GiB usable on NVIDIA A10G"
     );
     let hits = rules_of(&text);
     assert_eq!(hits, ["FIT003"]);
