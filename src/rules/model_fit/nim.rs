@@ -39,6 +39,7 @@ use crate::source::yaml::Node;
 const UNREAD: &[&str] = &[
     "NIM_KVCACHE_PERCENT",
     "NIM_GPU_MEM_FRACTION",
+    "NIM_GPU_MEMORY_FRACTION",
     "NIM_LOW_MEMORY_MODE",
     "NIM_RELAX_MEM_CONSTRAINTS",
     "NIM_PASSTHROUGH_ARGS",
@@ -480,6 +481,7 @@ fn ngc_path(value: &str) -> Option<&str> {
 /// The model a NIM image path serves: the catalogue's `nim:` entries, else the model of that
 /// name (NVIDIA names most LLM NIMs as the model: `meta/llama-3.1-8b-instruct`).
 fn find_image_model<'c>(cx: &'c Context, path: &str) -> Option<Found<'c>> {
+    let path = variant_of(path);
     if let Some(model) = cx.models.find_nim(path) {
         return Some(Found {
             model,
@@ -487,6 +489,28 @@ fn find_image_model<'c>(cx: &'c Context, path: &str) -> Option<Found<'c>> {
         });
     }
     cx.models.find(path)
+}
+
+/// An image path without the suffix of a build of the same model for other hardware or a
+/// production branch: `meta/llama-3.1-8b-instruct-dgx-spark` (DGX Spark's ARM64 build),
+/// `meta/llama-3.1-8b-instruct-pb24h2` (production branch 24H2).
+fn variant_of(path: &str) -> &str {
+    if let Some(base) = path.strip_suffix("-dgx-spark") {
+        return base;
+    }
+    // `-pbYYhN`.
+    if let Some((base, branch)) = path.rsplit_once("-pb") {
+        let b = branch.as_bytes();
+        if b.len() == 4
+            && b[0].is_ascii_digit()
+            && b[1].is_ascii_digit()
+            && b[2] == b'h'
+            && b[3].is_ascii_digit()
+        {
+            return base;
+        }
+    }
+    path
 }
 
 /// Judged like its backend: the profile (or the settings) fix the layout and the format.
@@ -845,5 +869,16 @@ mod tests {
             Some("meta/llama-3.3-70b-instruct")
         );
         assert_eq!(ngc_path("hf://meta-llama/Llama-3.1-8B-Instruct"), None);
+        // Builds for other hardware and production branches serve the same model.
+        assert_eq!(
+            variant_of("meta/llama-3.1-8b-instruct-dgx-spark"),
+            "meta/llama-3.1-8b-instruct"
+        );
+        assert_eq!(
+            variant_of("meta/llama-3.1-8b-instruct-pb24h2"),
+            "meta/llama-3.1-8b-instruct"
+        );
+        assert_eq!(variant_of("acme/model-pb2"), "acme/model-pb2");
+        assert_eq!(variant_of("acme/model-pbxxhx"), "acme/model-pbxxhx");
     }
 }
