@@ -398,6 +398,11 @@ impl Coverage {
     /// (of its containers when none gets GPUs): likely another cluster's, namespace's or
     /// window's.
     pub fn warning(&self) -> Option<String> {
+        // Figures of nodes alone (a snapshot for FIT001) measure no container: nothing to
+        // doubt about whose containers they are.
+        if self.entries == 0 {
+            return None;
+        }
         let (n, of, what) = if self.gpu_containers > 0 {
             (self.gpu_measured, self.gpu_containers, "GPU containers")
         } else {
@@ -464,6 +469,9 @@ mod tests {
             w.contains("cover 1 of the repository's 3 GPU containers"),
             "{w}"
         );
+        // Figures of nodes alone doubt nothing.
+        let nodes_only = UsageSet::default().coverage(repo.iter().map(|(k, g)| (k, *g)));
+        assert_eq!((nodes_only.entries, nodes_only.warning()), (0, None));
         // Half is enough; without GPU containers, all containers count.
         let half = set.coverage([(&k(None, "a"), true), (&k(None, "b"), true)]);
         assert_eq!(half.warning(), None);
