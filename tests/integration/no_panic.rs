@@ -238,6 +238,12 @@ impl Corpus {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/corpus/raw");
         let mut paths = Vec::new();
         walk(&root, &mut paths);
+        // The model-fit manifests too (Kaito Workspaces, NIM services and their operators'
+        // shapes), so their mutations reach those readers.
+        walk(
+            &Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/fit"),
+            &mut paths,
+        );
         paths.sort();
         let files: Vec<_> = paths
             .into_iter()
