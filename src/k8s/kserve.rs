@@ -31,6 +31,9 @@ pub struct Runtime {
     pub command: Vec<String>,
     pub args: Vec<String>,
     pub env: Vec<(String, String)>,
+    /// `resources.limits` and `resources.requests`, as written.
+    pub limits: Vec<(String, String)>,
+    pub requests: Vec<(String, String)>,
     /// `supportedModelFormats` names with `autoSelect: true`, lower case.
     pub auto_formats: Vec<String>,
 }
@@ -55,6 +58,15 @@ fn strings(node: Option<&Node>) -> Vec<String> {
         .unwrap_or_default()
         .iter()
         .filter_map(|n| n.text().map(str::to_string))
+        .collect()
+}
+
+/// A resource list (`limits`, `requests`) as written.
+fn quantities(node: Option<&Node>) -> Vec<(String, String)> {
+    node.and_then(Node::as_map)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|e| Some((e.key.text()?.to_string(), e.value.text()?.to_string())))
         .collect()
 }
 
@@ -114,6 +126,8 @@ impl RuntimeFacts {
             command: strings(container.get("command")),
             args: strings(container.get("args")),
             env: env_of(container.get("env")),
+            limits: quantities(container.get_path(&["resources", "limits"])),
+            requests: quantities(container.get_path(&["resources", "requests"])),
             auto_formats,
         };
         if kind == "ClusterServingRuntime" {
@@ -151,6 +165,56 @@ impl RuntimeFacts {
         let first = matching.next()?;
         matching.next().is_none().then_some(first)
     }
+}
+
+/// The model's `resources` over the runtime's: each of `limits` and `requests` a map merged by
+/// resource name, the model's quantities kept where they are written. `None` when neither has
+/// any.
+fn merged_resources(own: Option<&Entry>, runtime: &Runtime) -> Option<Entry> {
+    let side = |key: &str, base: &[(String, String)]| -> Option<Entry> {
+        let own_side = own.and_then(|r| r.value.entry(key));
+        let mut entries: Vec<Entry> = own_side
+            .and_then(|e| e.value.as_map())
+            .map(<[Entry]>::to_vec)
+            .unwrap_or_default();
+        for (name, value) in base {
+            if !entries.iter().any(|e| e.key.text() == Some(name.as_str())) {
+                entries.push(entry(name, given(value)));
+            }
+        }
+        if entries.is_empty() {
+            return None;
+        }
+        let mut e = own_side
+            .cloned()
+            .unwrap_or_else(|| entry(key, given_seq(Vec::new())));
+        e.value.value = Value::Map(entries);
+        Some(e)
+    };
+    let sides: Vec<Entry> = [
+        side("limits", &runtime.limits),
+        side("requests", &runtime.requests),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if sides.is_empty() {
+        return own.cloned();
+    }
+    let mut e = own
+        .cloned()
+        .unwrap_or_else(|| entry("resources", given_seq(Vec::new())));
+    let mut rest: Vec<Entry> = e
+        .value
+        .as_map()
+        .unwrap_or_default()
+        .iter()
+        .filter(|x| !matches!(x.key.text(), Some("limits" | "requests")))
+        .cloned()
+        .collect();
+    rest.extend(sides);
+    e.value.value = Value::Map(rest);
+    Some(e)
 }
 
 /// Where the nodes a runtime gives a merged container are: in no file of the run, so a span on
@@ -195,7 +259,7 @@ pub fn merged(model: &Node, runtime: &Runtime) -> Option<Node> {
     let mut entries: Vec<Entry> = model
         .as_map()?
         .iter()
-        .filter(|e| !matches!(e.key.text(), Some("env" | "args")))
+        .filter(|e| !matches!(e.key.text(), Some("env" | "args" | "resources")))
         .cloned()
         .collect();
     entries.push(entry("name", given("kserve-container")));
@@ -242,6 +306,9 @@ pub fn merged(model: &Node, runtime: &Runtime) -> Option<Node> {
         .collect();
     env.extend(own_env.into_iter().cloned());
     entries.push(entry("env", given_seq(env)));
+    if let Some(resources) = merged_resources(model.entry("resources"), runtime) {
+        entries.push(resources);
+    }
     let mut node = model.clone();
     node.value = Value::Map(entries);
     Some(node)
@@ -324,6 +391,43 @@ mod tests {
                 (Some("NIM_MAX_MODEL_LEN"), Some("4096")),
                 (Some("X"), Some("y"))
             ]
+        );
+        // Resources merge by name: the runtime's cpu and memory, the model's GPUs (in place).
+        let runtime = Runtime {
+            limits: vec![
+                ("cpu".into(), "12".into()),
+                ("memory".into(), "32Gi".into()),
+            ],
+            requests: vec![("memory".into(), "32Gi".into())],
+            ..r.clone()
+        };
+        let model = Stream::parse("resources:\n  limits: {nvidia.com/gpu: \"4\", memory: 40Gi}\n");
+        let m = merged(&model.documents[0].root, &runtime).expect("merged");
+        let limits = m.get_path(&["resources", "limits"]).expect("limits");
+        let names: Vec<(Option<&str>, Option<&str>, bool)> = limits
+            .as_map()
+            .unwrap_or_default()
+            .iter()
+            .map(|e| {
+                (
+                    e.key.text(),
+                    e.value.text(),
+                    e.value.span.source == RUNTIME_SOURCE,
+                )
+            })
+            .collect();
+        assert_eq!(
+            names,
+            [
+                (Some("nvidia.com/gpu"), Some("4"), false),
+                (Some("memory"), Some("40Gi"), false),
+                (Some("cpu"), Some("12"), true)
+            ]
+        );
+        assert_eq!(
+            m.get_path(&["resources", "requests", "memory"])
+                .and_then(Node::text),
+            Some("32Gi")
         );
         // A model with its own image needs no runtime.
         let own = Stream::parse("image: vllm/vllm-openai:v0.10.1\n");

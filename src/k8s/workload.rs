@@ -237,7 +237,7 @@ pub struct Resources<'a> {
 }
 
 impl<'a> Resources<'a> {
-    fn of(container: &'a Node) -> Resources<'a> {
+    pub(crate) fn of(container: &'a Node) -> Resources<'a> {
         Resources::under(container, "resources")
     }
 

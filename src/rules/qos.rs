@@ -14,9 +14,32 @@ use crate::quantity::Quantity;
 const QOS_RESOURCES: [&str; 2] = ["cpu", "memory"];
 
 pub fn check(cx: &Context, w: &Workload, hits: &mut Vec<Hit>) {
-    // Ephemeral containers cannot set resources and do not count for QoS.
-    let counted: Vec<&Container> = w
+    // A KServe model with no image runs its serving runtime's container: its resources are the
+    // runtime's with the model's over them (`runtime_view`).
+    let views: Vec<_> = w
         .containers
+        .iter()
+        .map(|c| super::runtime_view::of(cx, w, c))
+        .collect();
+    let containers: Vec<Container> = w
+        .containers
+        .iter()
+        .zip(&views)
+        .map(|(c, v)| v.as_ref().map_or_else(|| c.clone(), |v| v.container(c)))
+        .collect();
+    let before = hits.len();
+    check_containers(cx, w, &containers, hits);
+    // A finding on a quantity the runtime gives is shown at the model's runtime.
+    if let Some(view) = views.iter().flatten().next() {
+        for h in hits.iter_mut().skip(before) {
+            view.place(h);
+        }
+    }
+}
+
+fn check_containers(cx: &Context, w: &Workload, containers: &[Container], hits: &mut Vec<Hit>) {
+    // Ephemeral containers cannot set resources and do not count for QoS.
+    let counted: Vec<&Container> = containers
         .iter()
         .filter(|c| c.spark.is_none() && !c.path.contains("['ephemeralContainers']"))
         .collect();

@@ -61,7 +61,7 @@ pub(crate) fn of<'r>(cx: &'r Context, w: &Workload, c: &Container) -> Option<Run
 }
 
 impl RuntimeView<'_> {
-    /// `c` as the merged container: its own resources, pod and place.
+    /// `c` as the merged container: the merged resources, its own pod and place.
     pub(crate) fn container<'n>(&'n self, c: &Container<'n>) -> Container<'n> {
         Container {
             node: &self.node,
@@ -69,8 +69,24 @@ impl RuntimeView<'_> {
             init: false,
             path: c.path.clone(),
             pod: c.pod,
-            resources: c.resources.clone(),
+            resources: crate::k8s::workload::Resources::of(&self.node),
             spark: None,
+        }
+    }
+
+    /// Findings made on the view without naming the runtime (rules that read its resources, not
+    /// its engine): only those on what the runtime gives move, without a fix.
+    pub(crate) fn place(&self, h: &mut Hit) {
+        if h.span.source == RUNTIME_SOURCE {
+            h.span = self.at;
+            h.comment_anchor = Some(self.at);
+            h.fix = None;
+        }
+        if h.comment_anchor.map(|a| a.source) == Some(RUNTIME_SOURCE) {
+            h.comment_anchor = Some(h.span);
+        }
+        if h.fix.as_ref().is_some_and(|f| f.source == RUNTIME_SOURCE) {
+            h.fix = None;
         }
     }
 
@@ -79,17 +95,7 @@ impl RuntimeView<'_> {
     /// runtime.
     pub(crate) fn settle(&self, hits: &mut [Hit]) {
         for h in hits {
-            if h.span.source == RUNTIME_SOURCE {
-                h.span = self.at;
-                h.comment_anchor = Some(self.at);
-                h.fix = None;
-            }
-            if h.comment_anchor.map(|a| a.source) == Some(RUNTIME_SOURCE) {
-                h.comment_anchor = Some(h.span);
-            }
-            if h.fix.as_ref().is_some_and(|f| f.source == RUNTIME_SOURCE) {
-                h.fix = None;
-            }
+            self.place(h);
             h.message.push_str(&format!(
                 " (the image and settings of {})",
                 self.runtime.describe()

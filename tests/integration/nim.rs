@@ -198,3 +198,27 @@ fn a_kserve_service_is_judged_as_the_nim_runtime_it_names() {
         "{stdout}"
     );
 }
+
+/// KServe merges the runtime's `resources` with the model's: nim-deploy's runtime sets cpu and
+/// memory requests = limits, its InferenceService only the GPUs, so the pod is Guaranteed. Read
+/// alone, the service's model has neither (QOS001, QOS003).
+#[test]
+fn a_kserve_runtimes_cpu_and_memory_count_for_qos() {
+    let qos = |files: &str| {
+        let mut args: Vec<&str> = files.split(';').collect();
+        args.extend(["--select", "QOS001,QOS002,QOS003", "--format", "json"]);
+        let (_, stdout, stderr) = output(gpulint().current_dir(nim()).args(args));
+        said(&stdout, &stderr)
+    };
+    assert_eq!(
+        qos("kserve-llama3-70b-instruct-4xh100-isvc.yaml;kserve-llama3-70b-instruct-runtime.yaml"),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        qos("kserve-llama3-70b-instruct-4xh100-isvc.yaml"),
+        [
+            "QOS001 kserve-llama3-70b-instruct-4xh100-isvc.yaml:13 warning",
+            "QOS003 kserve-llama3-70b-instruct-4xh100-isvc.yaml:13 warning"
+        ]
+    );
+}
