@@ -500,7 +500,7 @@ pub struct Setting<'a> {
 }
 
 /// The literal `env` values of a container (`valueFrom` ones are left out).
-fn env_values(env: Option<&Node>) -> Vec<(&str, &str)> {
+pub(crate) fn env_values(env: Option<&Node>) -> Vec<(&str, &str)> {
     env.and_then(Node::as_seq)
         .unwrap_or_default()
         .iter()

@@ -53,33 +53,12 @@ pub struct RuntimeFacts {
     pub cluster: BTreeMap<String, Runtime>,
 }
 
-fn strings(node: Option<&Node>) -> Vec<String> {
-    node.and_then(Node::as_seq)
-        .unwrap_or_default()
-        .iter()
-        .filter_map(|n| n.text().map(str::to_string))
-        .collect()
-}
-
 /// A resource list (`limits`, `requests`) as written.
 fn quantities(node: Option<&Node>) -> Vec<(String, String)> {
     node.and_then(Node::as_map)
         .unwrap_or_default()
         .iter()
         .filter_map(|e| Some((e.key.text()?.to_string(), e.value.text()?.to_string())))
-        .collect()
-}
-
-fn env_of(node: Option<&Node>) -> Vec<(String, String)> {
-    node.and_then(Node::as_seq)
-        .unwrap_or_default()
-        .iter()
-        .filter_map(|e| {
-            Some((
-                e.get_str("name")?.to_string(),
-                e.get("value")?.text()?.to_string(),
-            ))
-        })
         .collect()
 }
 
@@ -123,9 +102,12 @@ impl RuntimeFacts {
             kind: kind.to_string(),
             name: name.clone(),
             image: container.get_str("image").map(str::to_string),
-            command: strings(container.get("command")),
-            args: strings(container.get("args")),
-            env: env_of(container.get("env")),
+            command: super::texts(container.get("command")),
+            args: super::texts(container.get("args")),
+            env: super::engine::env_values(container.get("env"))
+                .into_iter()
+                .map(|(name, value)| (name.to_string(), value.to_string()))
+                .collect(),
             limits: quantities(container.get_path(&["resources", "limits"])),
             requests: quantities(container.get_path(&["resources", "requests"])),
             auto_formats,
@@ -248,8 +230,8 @@ fn entry(key: &str, value: Node) -> Entry {
 }
 
 /// The container KServe runs for a `predictor.model` on `runtime`: the model's `image` and
-/// `command` replace the runtime's, its `args` follow the runtime's, its `env` merges over the
-/// runtime's by name, and the rest is the model's. The model's nodes are its own (their places are the
+/// `command` replace the runtime's, its `args` follow the runtime's, its `env` and `resources`
+/// lists merge over the runtime's by name, and the rest is the model's. The model's nodes are its own (their places are the
 /// InferenceService's); what the runtime gives is in [`RUNTIME_SOURCE`]. `None` when the model
 /// names an image of its own (it needs no runtime).
 pub fn merged(model: &Node, runtime: &Runtime) -> Option<Node> {

@@ -92,7 +92,7 @@ impl Requirement {
         Some(Requirement {
             key: node.get_str("key")?.to_string(),
             operator: node.get_str("operator")?.to_string(),
-            values: strings(node.get("values")),
+            values: super::texts(node.get("values")),
         })
     }
 
@@ -177,7 +177,9 @@ impl KueueConfig {
     fn read(root: &Node) -> KueueConfig {
         let resources = root.get("resources");
         KueueConfig {
-            exclude_prefixes: strings(resources.and_then(|r| r.get("excludeResourcePrefixes"))),
+            exclude_prefixes: super::texts(
+                resources.and_then(|r| r.get("excludeResourcePrefixes")),
+            ),
             transformed: resources
                 .and_then(|r| r.get("transformations"))
                 .and_then(Node::as_seq)
@@ -244,14 +246,6 @@ fn is_configuration(root: &Node) -> bool {
             .is_some_and(|v| v.starts_with("config.kueue.x-k8s.io/"))
 }
 
-fn strings(node: Option<&Node>) -> Vec<String> {
-    node.and_then(Node::as_seq)
-        .unwrap_or_default()
-        .iter()
-        .filter_map(|n| n.text().map(str::to_string))
-        .collect()
-}
-
 fn string_map(node: Option<&Node>) -> BTreeMap<String, String> {
     node.and_then(Node::as_map)
         .unwrap_or_default()
@@ -274,7 +268,7 @@ fn resource_groups(spec: Option<&Node>) -> Vec<ResourceGroup> {
     groups
         .iter()
         .map(|g| ResourceGroup {
-            covered: strings(g.get("coveredResources")),
+            covered: super::texts(g.get("coveredResources")),
             flavors: g
                 .get("flavors")
                 .and_then(Node::as_seq)

@@ -11,3 +11,14 @@ pub mod kueue;
 pub mod model;
 pub mod podsets;
 pub mod workload;
+
+use crate::source::yaml::Node;
+
+/// The scalar texts of a YAML list (`command`, `args`, `values`), what is not a scalar left out.
+pub(crate) fn texts(node: Option<&Node>) -> Vec<String> {
+    node.and_then(Node::as_seq)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|n| n.text().map(str::to_string))
+        .collect()
+}

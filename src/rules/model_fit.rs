@@ -1174,11 +1174,7 @@ fn weights_help(s: &Served, model: &Model, on: &Landing, context: u64) -> String
         .and_then(|f| f.first())
         .cloned();
     if let Some(flag) = &tp_flag {
-        if let Some(tp) = [2u64, 4, 8, 16]
-            .into_iter()
-            .filter(|t| *t > s.tp)
-            .find(|t| fits(s.dtype, *t, on.gpu.gib()))
-        {
+        if let Some(tp) = more_tensor_parallel(s.tp, |t| fits(s.dtype, t, on.gpu.gib())) {
             ways.push(format!("{flag} {tp} (with as many GPUs)"));
         }
     }
@@ -1194,10 +1190,27 @@ fn weights_help(s: &Served, model: &Model, on: &Landing, context: u64) -> String
     if let Some(way) = larger_gpu(on, |capacity| fits(s.dtype, s.tp, capacity)) {
         ways.push(way);
     }
+    ways_text(
+        "it fits with",
+        &ways,
+        "spread it over more GPUs (tensor or pipeline parallelism across nodes) or serve a smaller model",
+    )
+}
+
+/// The smallest tensor parallel above `tp` (of 2, 4, 8, 16) with which `fits`.
+fn more_tensor_parallel(tp: u64, fits: impl Fn(u64) -> bool) -> Option<u64> {
+    [2u64, 4, 8, 16]
+        .into_iter()
+        .filter(|t| *t > tp)
+        .find(|t| fits(*t))
+}
+
+/// A help naming the ways that would fit (`it fits with A, or B`), else `otherwise`.
+fn ways_text(lead: &str, ways: &[String], otherwise: &str) -> String {
     if ways.is_empty() {
-        "spread it over more GPUs (tensor or pipeline parallelism across nodes) or serve a smaller model".into()
+        otherwise.to_string()
     } else {
-        format!("it fits with {}", ways.join(", or "))
+        format!("{lead} {}", ways.join(", or "))
     }
 }
 

@@ -181,11 +181,7 @@ impl Sizing {
                 ));
             }
         }
-        if ways.is_empty() {
-            "serve a smaller or quantized model".into()
-        } else {
-            format!("it fits with {}", ways.join(", or "))
-        }
+        super::ways_text("it fits with", &ways, "serve a smaller or quantized model")
     }
 }
 

@@ -25,8 +25,8 @@
 
 use super::{
     container_label, estimate, flag_span, gib, judge, kv_bytes, kv_bytes_per_token, landing,
-    larger_gpu, quantization_way, tenth, weights_dtype, weights_gib, Fit, Inputs, Served, Site,
-    Sizer, Words, UNKNOWN_MODEL_HELP,
+    larger_gpu, more_tensor_parallel, quantization_way, tenth, ways_text, weights_dtype,
+    weights_gib, Fit, Inputs, Served, Site, Sizer, Words, UNKNOWN_MODEL_HELP,
 };
 use crate::k8s::accelerator::Landing;
 use crate::k8s::engine::{self, FractionCovers, Setting};
@@ -250,11 +250,7 @@ impl Sizing {
             estimate(&super::inputs(s, model, dtype, tp, capacity, context)).weights_fit()
         };
         let mut ways = Vec::new();
-        if let Some(tp) = [2u64, 4, 8, 16]
-            .into_iter()
-            .filter(|t| *t > s.tp)
-            .find(|t| fits(s.dtype, *t, on.gpu.gib()))
-        {
+        if let Some(tp) = more_tensor_parallel(s.tp, |t| fits(s.dtype, t, on.gpu.gib())) {
             ways.push(format!(
                 "a profile of tensor parallel {tp} (instead of {}) with {} GPU(s)",
                 self.layout_from,
@@ -271,11 +267,11 @@ impl Sizing {
         if let Some(way) = larger_gpu(on, |capacity| fits(s.dtype, s.tp, capacity)) {
             ways.push(way);
         }
-        if ways.is_empty() {
-            "spread it over more GPUs or serve a smaller model".into()
-        } else {
-            format!("it fits with {}", ways.join(", or "))
-        }
+        ways_text(
+            "it fits with",
+            &ways,
+            "spread it over more GPUs or serve a smaller model",
+        )
     }
 }
 
@@ -659,11 +655,7 @@ fn bound(
         (t, p) => format!("over tensor parallel {t} × pipeline parallel {p}"),
     };
     let mut ways = Vec::new();
-    if let Some(more) = [2u64, 4, 8, 16]
-        .into_iter()
-        .filter(|t| *t > tp)
-        .find(|t| fits(*t, on.gpu.gib()))
-    {
+    if let Some(more) = more_tensor_parallel(tp, |t| fits(t, on.gpu.gib())) {
         ways.push(format!(
             "{} GPUs (nvidia.com/gpu: {})",
             more.saturating_mul(pp),
@@ -673,11 +665,11 @@ fn bound(
     if let Some(way) = larger_gpu(on, |capacity| fits(tp, capacity)) {
         ways.push(way);
     }
-    let help = if ways.is_empty() {
-        "spread it over more GPUs (a multi-node NIM) or serve a smaller model".to_string()
-    } else {
-        format!("a profile may load it with {}", ways.join(", or "))
-    };
+    let help = ways_text(
+        "a profile may load it with",
+        &ways,
+        "spread it over more GPUs (a multi-node NIM) or serve a smaller model",
+    );
     let (span, anchor) = model_span(cx, named);
     let fit = Fit {
         model: model.name().to_string(),
